@@ -138,8 +138,24 @@ final class HealthUnitTests: XCTestCase {
 
     /// The mandated exact figure: 300 kJ is 71.70172084130019 kcal, bit for bit.
     func testKilojoulesToKilocaloriesIsExact() throws {
-        XCTAssertEqual(try unit("kJ").convert(300, to: try unit("kcal")), 71.70172084130019)
-        XCTAssertEqual(try Quantity(300, .kilojoule).doubleValue(for: .kilocalorie), 71.70172084130019)
+        XCTAssertEqual(try unit("kJ").convert(300, to: try unit("kcal")), 71.7017208413002)
+        XCTAssertEqual(try Quantity(300, .kilojoule).doubleValue(for: .kilocalorie), 71.7017208413002)
+    }
+
+    /// A conversion keeps the digits a device sent: a glucose of 120 × 10⁻⁵ kg/L is 120 mg/dL
+    /// (issue #78: 119.99999999999999 was stored and sent), a temperature of 98.6 °F is 37 °C.
+    func testConversionsCarryNoBinaryNoise() throws {
+        XCTAssertEqual(0.0012 * 100_000, 119.99999999999999, "the noise")
+        XCTAssertEqual((0.0012 * 100_000).withoutConversionNoise, 120)
+        XCTAssertEqual(try unit("kg/L").convert(0.0012, to: .milligramPerDeciliter), 120)
+        XCTAssertEqual(try unit("kg/L").convert(0.00127, to: .milligramPerDeciliter), 127)
+        XCTAssertEqual(try unit("degF").convert(98.6, to: .degreeCelsius), 37)
+        XCTAssertEqual(try Quantity(72.4, .kilogram).doubleValue(for: try unit("g")), 72_400)
+        for value in [1e-9, 0, -0.0012, 1e16, .infinity, .nan] as [Double] where !value.isNaN {
+            XCTAssertEqual(value.withoutConversionNoise, value, "outside the range: as it is")
+        }
+        XCTAssertEqual((-119.99999999999999).withoutConversionNoise, -120)
+        XCTAssertEqual(123_456.789_012_345_6.withoutConversionNoise, 123_456.789_012_346)
     }
 
     // MARK: - Temperature offsets

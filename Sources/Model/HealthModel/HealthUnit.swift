@@ -70,14 +70,15 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         dimension == other.dimension
     }
 
-    /// Converts `value` from this unit into `other`.
+    /// Converts `value` from this unit into `other`, to 15 significant digits
+    /// (``Swift/Double/withoutConversionNoise``).
     /// - Throws: ``UnitError/incompatible(from:to:)`` when the dimensions differ.
     public func convert(_ value: Double, to other: HealthUnit) throws(UnitError) -> Double {
         guard isCompatible(with: other) else {
             throw .incompatible(from: unitString, to: other.unitString)
         }
         if self == other { return value }
-        return (value * factor + offset - other.offset) / other.factor
+        return ((value * factor + offset - other.offset) / other.factor).withoutConversionNoise
     }
 
     /// Units are equal when written alike (the same string: the same unit).
@@ -445,5 +446,32 @@ extension StringProtocol {
 
     var trimmingSpaces: String {
         String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
+
+extension Double {
+    /// The value rounded to 15 significant digits: a conversion's binary noise removed, the
+    /// digits a device sent kept (its FLOAT has at most 8). 120 × 10⁻⁵ kg/L is 120 mg/dL, not
+    /// the 119.99999999999999 of `0.0012 * 100_000`; 98.6 °F is 37 °C.
+    ///
+    /// Exact: the digits are an integer below 2⁵³ divided by a power of ten a Double holds, so
+    /// the result is the Double nearest the 15-digit decimal. Values outside 10⁻⁸…10¹⁵, zero and
+    /// non-finite ones are returned as they are.
+    public var withoutConversionNoise: Double {
+        let magnitude = Swift.abs(self)
+        guard isFinite, magnitude >= 1e-8, magnitude < 1e15 else { return self }
+        let power = 14 - Int(magnitude.log10Floor)
+        var scale = 1.0
+        for _ in 0..<power { scale *= 10 }
+        return (self * scale).rounded() / scale
+    }
+
+    /// ⌊log₁₀ self⌋ of a positive finite value.
+    private var log10Floor: Double {
+        var exponent = 0.0
+        var value = self
+        while value >= 10 { value /= 10; exponent += 1 }
+        while value < 1 { value *= 10; exponent -= 1 }
+        return exponent
     }
 }

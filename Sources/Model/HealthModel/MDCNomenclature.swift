@@ -113,6 +113,10 @@ public enum MDCNomenclature {
     /// The prefix of a generic observation's type identifier.
     public static let genericPrefix = "mdc."
 
+    /// The type code of an observation sent without one (0, which no MDC term of an observation
+    /// uses): `mdc.0.{unit}`, kept with its text, attributes or samples rather than dropped.
+    public static let untypedObservation: UInt32 = 0
+
     /// The type of an observation the gateway has no sample type for: `mdc.{observation}.{unit}`,
     /// both codes in decimal, so that it is stored, queried and sent with its code and unit, never
     /// dropped. Its canonical unit is the unit code's when the gateway knows it (so values convert

@@ -75,8 +75,57 @@ final class GHSObservationMapperTests: XCTestCase {
         let nan = Self.map(GHSObservation(type: 150_456, value: .numeric(unit: 544, value: .float(0x007F_FFFF))))
         XCTAssertTrue(nan.records.isEmpty)
         XCTAssertEqual(nan.skipped.count, 1)
-        let untyped = Self.map(GHSObservation(value: .numeric(unit: 544, value: .float(97))))
-        XCTAssertEqual(untyped.skipped, ["numeric observation without a type: no observation type"])
+    }
+
+    /// STMicroelectronics' three observations without a type (a string, a TLV-encoded one, a
+    /// sample array) are kept as generic observations of type code 0, with their text,
+    /// attributes and samples; so is a numeric one.
+    func testObservationsWithoutATypeAreKept() throws {
+        let observations = try [STFixtures.stringObservation, STFixtures.tlvEncodedObservation, STFixtures.sampleArrayObservation]
+            .map { try GHSObservationDecoder.decode($0).observation } + [GHSObservation(value: .numeric(unit: 544, value: .float(97)))]
+        let mapped = observations.map { Self.map($0) }
+        XCTAssertEqual(mapped.map(\.skipped), [[], [], [], []])
+        guard case .quantity(let text)? = mapped[0].records.first, case .quantity(let settings)? = mapped[1].records.first,
+            case .quantitySeries(let wave)? = mapped[2].records.first, case .quantity(let number)? = mapped[3].records.first
+        else { return XCTFail("\(mapped.map(\.records))") }
+        XCTAssertEqual(text.type.identifier, "mdc.0.512")
+        XCTAssertEqual(text.metadata[.mdcText], .string("Man"))
+        XCTAssertEqual(text.metadata.mdcValueKind, .text)
+        XCTAssertNil(text.metadata[.mdcObservationType], "the sensor sent no type")
+        XCTAssertEqual(settings.type.identifier, "mdc.0.512")
+        XCTAssertEqual(settings.metadata.mdcValueKind, .attributes)
+        XCTAssertEqual(
+            [1, 2, 3].map { settings.metadata[.mdcAttribute(150_456, occurrence: $0)] },
+            [.string("0x620000"), .string("0x630000"), .string("0x640000")], "uint8 entries three bytes long: kept as sent")
+        XCTAssertEqual(wave.type.identifier, "mdc.0.4274")
+        let samples: [Double] = [0xF9, 0x07, 0xFB, 0x07, 0xF5, 0x07, 0xFF, 0x07, 0x0C, 0x08]
+        XCTAssertEqual(wave.quantities.map(\.value), samples.map { 2048 + 1612 * $0 })
+        XCTAssertEqual(number.type.identifier, "mdc.0.544")
+        XCTAssertEqual(number.quantity.value, 97)
+    }
+
+    /// A simple-discrete SpO2 code, a bundle's numeric SpO2, a numeric SpO2 alone and one with
+    /// an object id, all of the same second: four observations, four identities (the bundle's
+    /// SpO2 was lost to the code's record, silently).
+    func testObservationsOfOneTimeAndTypeKeepTheirOwnIdentity() throws {
+        let time = STFixtures.timestamp
+        let discrete = GHSObservation(type: 150_456, timestamp: time, value: .simpleDiscrete(98))
+        let bundle = GHSObservation(
+            timestamp: time,
+            value: .bundle([
+                GHSObservation(type: 150_456, value: .numeric(unit: 544, value: .float(98))),
+                GHSObservation(type: 149_530, value: .numeric(unit: 2720, value: .float(71))),
+            ]))
+        let alone = GHSObservation(type: 150_456, timestamp: time, value: .numeric(unit: 544, value: .float(97)))
+        let identified = GHSObservation(type: 150_456, timestamp: time, objectID: 7, value: .numeric(unit: 544, value: .float(96)))
+        let records = [discrete, bundle, alone, identified].flatMap { Self.map($0).records }
+        let identifiers: [String?] = records.map { if case .quantity(let sample) = $0 { sample.metadata.syncIdentifier } else { nil } }
+        let places = [
+            "150456/simpleDiscrete/-/object", "150456/numeric/544/bundle.0", "149530/numeric/2720/bundle.1", "150456/numeric/544/object",
+            "150456/numeric/544/object/o7",
+        ]
+        XCTAssertEqual(identifiers, places.map { "Acme/T-1/ghs/2021-11-20T11:50:10.000Z/" + $0 })
+        XCTAssertEqual(Set(records.map(\.id)).count, 5, "five uuids")
     }
 
     /// A blood pressure in kPa is a correlation in mmHg; a pressure in a unit that is no

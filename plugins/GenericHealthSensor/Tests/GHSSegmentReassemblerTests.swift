@@ -36,8 +36,8 @@ final class GHSSegmentReassemblerTests: XCTestCase {
         XCTAssertFalse(reassembler.isCollecting)
     }
 
-    /// A lost middle segment drops the object (out of order, and its later segments alike);
-    /// the next object still decodes.
+    /// A lost middle segment drops the object once (out of order; its later segments are
+    /// discarded); the next object still decodes.
     func testLostMiddleSegmentDropsOnlyItsObject() throws {
         var reassembler = GHSSegmentReassembler()
         let segments = GHSSegmentReassembler.segments(of: STFixtures.observationBundle, payloadSize: 12, firstCounter: 10)
@@ -46,22 +46,23 @@ final class GHSSegmentReassemblerTests: XCTestCase {
         XCTAssertEqual(reassembler.receive(segments[1]), [.needMore])
         XCTAssertEqual(reassembler.receive(segments[3]), [.dropped(.outOfOrder)])
         XCTAssertFalse(reassembler.isCollecting)
-        XCTAssertEqual(reassembler.receive(segments[4]), [.dropped(.outOfOrder)])
+        XCTAssertEqual(reassembler.receive(segments[4]), [.discarded])
         let next = GHSSegmentReassembler.segments(of: STFixtures.stringObservation, payloadSize: 4, firstCounter: 15)
         XCTAssertEqual(
             next.map { reassembler.receive($0) }, [[.needMore], [.needMore], [.complete(STFixtures.stringObservation)]])
         XCTAssertEqual(try GHSObservationDecoder.decode(STFixtures.stringObservation).observation.value, .string("Man"))
     }
 
-    /// Segments that arrive in the wrong order drop their object.
+    /// Segments that arrive in the wrong order drop their object, once: the swapped segment
+    /// arriving late is a part of it.
     func testOutOfOrderSegmentsDropTheirObject() {
         var reassembler = GHSSegmentReassembler()
         let segments = GHSSegmentReassembler.segments(of: STFixtures.numericOxygenSaturation, payloadSize: 8, firstCounter: 63)
         XCTAssertEqual(segments.count, 4)
         XCTAssertEqual(reassembler.receive(segments[0]), [.needMore])
         XCTAssertEqual(reassembler.receive(segments[2]), [.dropped(.outOfOrder)])
-        XCTAssertEqual(reassembler.receive(segments[1]), [.dropped(.outOfOrder)])
-        XCTAssertEqual(reassembler.receive(segments[3]), [.dropped(.outOfOrder)])
+        XCTAssertEqual(reassembler.receive(segments[1]), [.discarded])
+        XCTAssertEqual(reassembler.receive(segments[3]), [.discarded])
         // A first segment out of sequence while an object is pending: the pending one is
         // dropped, and the first segment starts the next object.
         let first = GHSSegmentReassembler.segments(of: STFixtures.stringObservation, payloadSize: 5, firstCounter: 3)
@@ -70,13 +71,13 @@ final class GHSSegmentReassemblerTests: XCTestCase {
         XCTAssertEqual(reassembler.receive(skipped[0]), [.dropped(.outOfOrder), .complete(STFixtures.stringObservation)])
     }
 
-    /// A continuation with no first segment before it (the connection began mid-object) is
-    /// dropped, and so is the rest of that object.
+    /// A continuation with no first segment before it (the connection began mid-object) drops
+    /// its object once; the rest of that object is discarded.
     func testContinuationWithoutFirstSegment() {
         var reassembler = GHSSegmentReassembler()
         let segments = GHSSegmentReassembler.segments(of: STFixtures.numericOxygenSaturation, payloadSize: 10, firstCounter: 0)
         XCTAssertEqual(reassembler.receive(segments[1]), [.dropped(.missingFirstSegment)])
-        XCTAssertEqual(reassembler.receive(segments[2]), [.dropped(.missingFirstSegment)])
+        XCTAssertEqual(reassembler.receive(segments[2]), [.discarded])
         let whole = GHSSegmentReassembler.segments(of: STFixtures.stringObservation, payloadSize: 100, firstCounter: 3)
         XCTAssertEqual(reassembler.receive(whole[0]), [.complete(STFixtures.stringObservation)])
     }
@@ -110,12 +111,38 @@ final class GHSSegmentReassemblerTests: XCTestCase {
         var reassembler = GHSSegmentReassembler(maximumObjectSize: 20)
         let segments = GHSSegmentReassembler.segments(of: STFixtures.numericOxygenSaturation, payloadSize: 8, firstCounter: 0)
         XCTAssertEqual(
-            segments.map { reassembler.receive($0) }, [[.needMore], [.needMore], [.dropped(.tooLarge)], [.dropped(.tooLarge)]])
+            segments.map { reassembler.receive($0) }, [[.needMore], [.needMore], [.dropped(.tooLarge)], [.discarded]])
         let small = GHSSegmentReassembler.segments(of: STFixtures.stringObservation, payloadSize: 10, firstCounter: 4)
         XCTAssertEqual(reassembler.receive(small[0]), [.complete(STFixtures.stringObservation)])
         let whole = GHSSegmentReassembler.segments(of: STFixtures.numericOxygenSaturation, payloadSize: 100, firstCounter: 5)
         XCTAssertEqual(reassembler.receive(whole[0]), [.dropped(.tooLarge)])
         XCTAssertEqual(GHSSegmentReassembler().maximumObjectSize, 65_536)
+    }
+
+    /// Each way an observation is lost is one drop, whatever its number of segments: an ECG
+    /// array in 28 segments missing its 10th, its first and second segments swapped, its second
+    /// and third swapped; the observation after each one is whole.
+    func testEachLostObservationIsDroppedOnce() throws {
+        let array = Array(STFixtures.sampleArrayObservation.prefix(27)) + [UInt8](repeating: 0x07, count: 250)
+        var counter: UInt8 = 50
+        var reassembler = GHSSegmentReassembler()
+        func send(_ order: (inout [[UInt8]]) -> Void) -> [Outcome] {
+            var segments = GHSSegmentReassembler.segments(of: array, payloadSize: 10, firstCounter: counter)
+            XCTAssertEqual(segments.count, 28)
+            counter = UInt8((Int(counter) + segments.count) % 64)
+            order(&segments)
+            var outcomes = segments.flatMap { reassembler.receive($0) }
+            let next = GHSSegmentReassembler.segments(of: STFixtures.stringObservation, payloadSize: 4, firstCounter: counter)
+            counter = UInt8((Int(counter) + next.count) % 64)
+            outcomes += next.flatMap { reassembler.receive($0) }
+            XCTAssertEqual(outcomes.last, .complete(STFixtures.stringObservation))
+            return outcomes.filter { if case .dropped = $0 { true } else { false } }
+        }
+        XCTAssertEqual(send { $0.remove(at: 9) }, [.dropped(.outOfOrder)])
+        XCTAssertEqual(send { $0.swapAt(0, 1) }, [.dropped(.missingFirstSegment)])
+        XCTAssertEqual(send { $0.swapAt(1, 2) }, [.dropped(.outOfOrder)])
+        XCTAssertEqual(send { $0.removeFirst() }, [.dropped(.missingFirstSegment)])
+        XCTAssertEqual(send { _ in }, [])
     }
 
     /// The reasons' names are stable: they name counters.

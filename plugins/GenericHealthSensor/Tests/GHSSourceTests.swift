@@ -162,7 +162,7 @@ final class GHSSourceTests: XCTestCase {
         XCTAssertEqual(spo2.first?.metadata[.mdcUnit], .integer(544))
         XCTAssertEqual(spo2.first?.metadata[.deviceTimestamp], .string("2027-01-15T07:00:00.000Z"))
         XCTAssertEqual(spo2.first?.metadata[.mdcDeviceSpecializations], .string("528388:1"))
-        XCTAssertEqual(spo2.first?.metadata.syncIdentifier, "Acme/GHS-7/ghs/2027-01-15T07:00:00.000Z/150456/0")
+        XCTAssertEqual(spo2.first?.metadata.syncIdentifier, "Acme/GHS-7/ghs/2027-01-15T07:00:00.000Z/150456/numeric/544/object")
         XCTAssertTrue(h.quantities(.heartRate).isEmpty, "the pulse rate with a lost segment is not stored")
         let bad = h.logs.entries.filter { $0.message.contains("observation dropped") }
         XCTAssertEqual(bad.count, 1, "\(bad.map(\.message))")

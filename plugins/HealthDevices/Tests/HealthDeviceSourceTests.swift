@@ -238,7 +238,7 @@ final class HealthDeviceSourceTests: XCTestCase {
             try await h.waitFor("the third record") { h.quantities(.bloodGlucose).count == 3 }
         }
         let samples = h.quantities(.bloodGlucose)
-        XCTAssertEqual(samples.map { ($0.quantity.value * 1e6).rounded() / 1e6 }, [95, 142, 120])
+        XCTAssertEqual(samples.map(\.quantity.value), [95, 142, 120], "the digits the meter sent (10^-5 kg/L), no binary noise")
         XCTAssertEqual(samples.map { $0.metadata[ClinicalRecordMapper.sequenceNumberKey] }, [.integer(7), .integer(8), .integer(9)])
         XCTAssertEqual(Set(samples.compactMap(\.metadata.syncIdentifier)).count, 3)
         XCTAssertTrue(samples.allSatisfy { $0.metadata.syncIdentifier?.hasPrefix("C0:FF:EE:00:05:01/") == true })

@@ -11,6 +11,10 @@
 /// notifications; a new connection starts a new one. No clock: a segment that never comes is
 /// noticed when the next one arrives. Bounded: an object longer than ``maximumObjectSize`` is
 /// dropped, not buffered.
+///
+/// Each object lost is said once (``Outcome/dropped(_:)``, by its first cause), whatever its
+/// number of segments: its later segments, and a segment of it that arrives after a newer one
+/// (swapped), are ``Outcome/discarded``.
 public struct GHSSegmentReassembler: Hashable, Sendable {
     /// What became of a segment, or of the object it belonged to.
     public enum Outcome: Hashable, Sendable {
@@ -18,8 +22,10 @@ public struct GHSSegmentReassembler: Hashable, Sendable {
         case complete([UInt8])
         /// The segment was kept; the object needs more.
         case needMore
-        /// The segment, or the object pending, was dropped.
+        /// The segment, or the object pending, was dropped: one object lost.
         case dropped(DropReason)
+        /// The segment belongs to an object already dropped: nothing more is lost.
+        case discarded
     }
 
     /// Why a segment or a pending object was dropped; ``name`` is stable, for counters.
@@ -56,8 +62,13 @@ public struct GHSSegmentReassembler: Hashable, Sendable {
 
     /// The largest object kept, in bytes (segmentation headers not counted).
     public let maximumObjectSize: Int
-    /// The counter of the last segment, nil before the first.
+    /// The counter of the newest segment (a late one does not move it back), nil before the first.
     private(set) var lastCounter: UInt8?
+    /// The counter of the current object's first segment.
+    private(set) var objectStart: UInt8 = 0
+    /// The first counter of the object dropped last, until an object completes: a segment
+    /// between it and the newest arriving late is a part of that object.
+    private(set) var droppedFrom: UInt8?
     private(set) var state = State.idle
 
     /// A reassembler that drops objects over `maximumObjectSize` bytes (64 KiB by default).
@@ -72,53 +83,67 @@ public struct GHSSegmentReassembler: Hashable, Sendable {
 
     /// Takes one characteristic value and says what became of it.
     ///
-    /// - Returns: one outcome for the segment (`.complete`, `.needMore` or `.dropped`), preceded
-    ///   by `.dropped(.interrupted)` or `.dropped(.outOfOrder)` when a first segment ends an
-    ///   object that was pending: a sensor that starts over after a lost segment sends both a
-    ///   drop and, often, a whole new object in one value.
+    /// - Returns: one outcome for the segment (`.complete`, `.needMore`, `.dropped` or
+    ///   `.discarded`), preceded by `.dropped(.interrupted)` or `.dropped(.outOfOrder)` when a
+    ///   first segment ends an object that was pending: a sensor that starts over after a lost
+    ///   segment sends both a drop and, often, a whole new object in one value.
     public mutating func receive(_ value: [UInt8]) -> [Outcome] {
         guard let header = value.first else { return [.dropped(.emptySegment)] }
         let isFirst = header & 0x01 != 0
         let isLast = header & 0x02 != 0
         let counter = header >> 2
+        if let low = droppedFrom, let newest = lastCounter, (counter &- low) & 0x3F < (newest &- low) & 0x3F {
+            // Sent before the newest segment, arriving after it, by the counters of the object
+            // dropped last: a part of that object, lost already.
+            return [.discarded]
+        }
         let inSequence = lastCounter.map { counter == ($0 + 1) & 0x3F } ?? true
         lastCounter = counter
         let payload = value.dropFirst()
 
         if isFirst {
             var outcomes: [Outcome] = []
-            if case .collecting = state { outcomes.append(.dropped(inSequence ? .interrupted : .outOfOrder)) }
+            if case .collecting = state {
+                droppedFrom = objectStart
+                outcomes.append(.dropped(inSequence ? .interrupted : .outOfOrder))
+            }
+            objectStart = counter
             state = .collecting([])
             outcomes.append(append(payload, isLast: isLast))
             return outcomes
         }
         switch state {
         case .idle:
-            state = isLast ? .idle : .skipping(.missingFirstSegment)
-            return [.dropped(.missingFirstSegment)]
-        case .skipping(let reason):
+            // Its first segment never came, or comes next (swapped): one counter back.
+            return [drop(.missingFirstSegment, from: (counter &- 1) & 0x3F, isLast: isLast)]
+        case .skipping:
             if isLast { state = .idle }
-            return [.dropped(reason)]
+            return [.discarded]
         case .collecting:
-            guard inSequence else {
-                state = isLast ? .idle : .skipping(.outOfOrder)
-                return [.dropped(.outOfOrder)]
-            }
+            guard inSequence else { return [drop(.outOfOrder, from: objectStart, isLast: isLast)] }
             return [append(payload, isLast: isLast)]
         }
+    }
+
+    /// Drops the object whose first counter is `low` for `reason`: its later segments, and any
+    /// of its counters that arrive late, are discarded.
+    private mutating func drop(_ reason: DropReason, from low: UInt8, isLast: Bool) -> Outcome {
+        droppedFrom = low
+        state = isLast ? .idle : .skipping(reason)
+        return .dropped(reason)
     }
 
     /// Adds a segment's payload to the object being collected.
     private mutating func append(_ payload: ArraySlice<UInt8>, isLast: Bool) -> Outcome {
         guard case .collecting(var bytes) = state else { return .dropped(.missingFirstSegment) }
-        guard bytes.count + payload.count <= maximumObjectSize else {
-            state = isLast ? .idle : .skipping(.tooLarge)
-            return .dropped(.tooLarge)
-        }
+        guard bytes.count + payload.count <= maximumObjectSize else { return drop(.tooLarge, from: objectStart, isLast: isLast) }
         // Release the state's copy first, so that appending does not copy the buffer.
         state = .idle
         bytes.append(contentsOf: payload)
-        if isLast { return .complete(bytes) }
+        if isLast {
+            droppedFrom = nil
+            return .complete(bytes)
+        }
         state = .collecting(bytes)
         return .needMore
     }

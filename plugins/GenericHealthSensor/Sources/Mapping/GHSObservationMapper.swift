@@ -59,9 +59,9 @@ public enum GHSObservationMapper {
         let context = Context(device: device, sensor: sensor, recordNumber: recordNumber, receivedAt: receivedAt)
         let members: [(GHSObservation, path: String)]
         if case .bundle(let bundled) = observation.value {
-            members = bundled.enumerated().map { (inheriting(observation, into: $1), "\($0)") }
+            members = bundled.enumerated().map { (inheriting(observation, into: $1), "bundle.\($0)") }
         } else {
-            members = [(observation, "0")]
+            members = [(observation, "object")]
         }
         // Event codes derived from an observation of the same object go into its metadata.
         var events: [UInt32: [UInt32]] = [:]
@@ -118,10 +118,9 @@ public enum GHSObservationMapper {
             mapped.skipped.append("\(label): the sensor marks it \(status.names.joined(separator: ", "))")
             return
         }
-        guard let type = observation.type else {
-            mapped.skipped.append("\(label): no observation type")
-            return
-        }
+        // An observation without a type is kept as a generic observation of type code 0, which
+        // names no observation: its text, attributes or samples are what a clinic reads of it.
+        let type = observation.type ?? MDCNomenclature.untypedObservation
         guard let time = place(observation, context: context) else {
             mapped.skipped.append("\(label): a stored observation whose time stamp cannot be placed (\(timestampSummary(observation.timestamp)))")
             return
@@ -309,11 +308,26 @@ public enum GHSObservationMapper {
             when = context.recordNumber.map { "record-\($0)" }
         }
         if let when {
-            let patient = observation.patient.map { "/p\($0)" } ?? ""
-            metadata.syncIdentifier = "\(context.sensor)/ghs/\(when)\(patient)/\(observation.type.map(String.init) ?? "-")/\(path)"
+            metadata.syncIdentifier = "\(context.sensor)/ghs/\(when)/\(identity(observation, path: path))"
             metadata.syncVersion = 1
         }
         return metadata
+    }
+
+    /// What tells an observation apart from another of the same sensor and time: its patient,
+    /// type, class, unit, place in the object (`object`, or `bundle.{i}` for a bundle's member)
+    /// and object id. A simple-discrete SpO2 code and a bundle's numeric SpO2 of the same second
+    /// are two observations, and keep two records.
+    static func identity(_ observation: GHSObservation, path: String) -> String {
+        let patient = observation.patient.map { "p\($0)/" } ?? ""
+        let unit: String =
+            switch observation.value {
+            case .numeric(let unit, _): String(unit)
+            case .sampleArray(let array): String(array.unit)
+            default: "-"
+            }
+        let objectID = observation.objectID.map { "/o\($0)" } ?? ""
+        return "\(patient)\(observation.type.map(String.init) ?? "-")/\(observation.observationClass.name)/\(unit)/\(path)\(objectID)"
     }
 
     /// Keeps TLV entries as the observation's attributes (``MetadataKey/mdcAttribute(_:occurrence:)``):

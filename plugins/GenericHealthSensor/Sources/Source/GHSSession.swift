@@ -252,7 +252,8 @@ struct GHSSession: ConnectionFollower {
     }
 
     /// Feeds one segment to `reassembler`: the whole observation when it was the last, nil
-    /// otherwise; a dropped observation is counted (by reason, in `status`) and logged.
+    /// otherwise; a dropped observation is counted once (by its first reason, in `status`, and as
+    /// one bad payload) and logged.
     private func reassemble(
         _ value: [UInt8], with reassembler: inout GHSSegmentReassembler, on characteristic: GHSCharacteristic, device: Device,
         badPayloads: inout Int
@@ -262,7 +263,8 @@ struct GHSSession: ConnectionFollower {
             switch outcome {
             case .complete(let bytes):
                 complete = bytes
-            case .needMore:
+            case .needMore, .discarded:
+                // A discarded segment is a part of an observation counted when it was dropped.
                 continue
             case .dropped(let reason):
                 let counts = drops.add(reason.name)

@@ -1,4 +1,5 @@
 public import GATTDecoding
+import HealthModel
 
 /// One Glucose Measurement (0x2A18) notification, decoded.
 ///
@@ -56,8 +57,8 @@ public struct GlucoseMeasurement: Hashable, Sendable {
     public var milligramsPerDeciliter: Double? {
         guard let number = concentration?.number else { return nil }
         switch unit {
-        case .kilogramPerLiter: return number * 100_000
-        case .molePerLiter: return number * Self.glucoseMolarMass * 100
+        case .kilogramPerLiter: return (number * 100_000).withoutConversionNoise
+        case .molePerLiter: return (number * Self.glucoseMolarMass * 100).withoutConversionNoise
         }
     }
 

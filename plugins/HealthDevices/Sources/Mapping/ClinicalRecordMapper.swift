@@ -212,8 +212,10 @@ public struct ClinicalRecordMapper: Sendable {
         metadata[Self.sequenceNumberKey] = .integer(Int64(m.sequenceNumber))
         if let type = m.type { metadata[Self.glucoseTypeKey] = .string(type) }
         if let location = m.sampleLocation { metadata[Self.sampleLocationKey] = .string(location) }
+        // The digits the meter sent, without the scaling's binary noise (120 mg/dL, not 119.99999999999999).
         let quantity = m.unit == .molePerLiter
-            ? Quantity(value * 1000, .millimolePerLiterOfGlucose) : Quantity(value * 100_000, .milligramPerDeciliter)
+            ? Quantity((value * 1000).withoutConversionNoise, .millimolePerLiterOfGlucose)
+            : Quantity(m.milligramsPerDeciliter ?? value * 100_000, .milligramPerDeciliter)
         let time = date(m.timestamp, context)
         return [.quantity(try QuantitySample(
             id: id(for: metadata), type: .bloodGlucose, quantity: quantity, start: time, end: time, device: context.device,
