@@ -122,8 +122,11 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(awaited23, 1)
         let awaited24 = try await writer.write([version(1, bpm: 99)]).ignored
         XCTAssertEqual(awaited24, 1)  // lower
-        let awaited25 = try await writer.write([version(2, bpm: 98)]).ignored
-        XCTAssertEqual(awaited25, 1)  // equal
+        let awaited25 = try await writer.write([version(2, bpm: 98)])
+        XCTAssertEqual([awaited25.ignored, awaited25.refused], [0, 1])  // equal, saying something else: refused, aloud
+        XCTAssertEqual(awaited25.refusedIdentifiers, ["watch-42"])
+        let again = try await writer.write([version(2, bpm: 75)])
+        XCTAssertEqual([again.ignored, again.refused], [1, 0])  // equal and the same: sent again
         XCTAssertEqual(try count("samples"), 1)
         XCTAssertEqual(
             try sqlite3("SELECT s.value, y.sync_version FROM samples s JOIN sample_sync y ON y.anchor = s.anchor"), "75.0|2")

@@ -157,6 +157,39 @@ final class SinkTests: StoreTestCase {
         try await run.value
     }
 
+    /// Two readings of one sync identifier and version that say different things (#78: a GHS
+    /// sensor's code and a bundle's SpO2 of one second): the first stays, the second is refused
+    /// with a warning naming it and the status's count. The first sent again is a duplicate.
+    func testAReadingWithAStoredIdentityAndAnotherValueIsRefusedAloud() async throws {
+        let sink = try makeSink(#"{"batchSize": 1, "batchWindowSeconds": 0.1}"#)
+        let (inbox, feed, finish) = SinkInbox.standalone()
+        let logs = RecordingLogSink()
+        let context = SinkContext(
+            logger: Logger(label: "sqlite", sink: logs, level: .debug), clock: clock,
+            status: board.register(name: "sqlite", kind: "sqlite", role: .sink))
+        let identifier = "Acme/GHS-7/ghs/2021-11-20T11:50:10.000Z/150456/numeric/544/object"
+        func spo2(_ value: Double, at seconds: Double = 10) throws -> HealthRecord {
+            var metadata = Metadata()
+            metadata.syncIdentifier = identifier
+            metadata.syncVersion = 1
+            return .quantity(
+                try QuantitySample(
+                    id: SampleID(syncIdentifier: identifier, version: 1), type: .oxygenSaturation, quantity: Quantity(value, .percent),
+                    start: at(seconds), end: at(seconds), device: Self.strap, metadata: metadata))
+        }
+        await feed([try spo2(98), try spo2(98), try spo2(97), try spo2(98, at: 11)])
+        let run = Task { try await sink.run(inbox: inbox, context: context) }
+        try await waitUntil("four transactions") { context.status.current?.details["transactions"] == "4" }
+        finish()
+        try await run.value
+        XCTAssertEqual(try sqlite3("SELECT value FROM samples"), "98.0")
+        XCTAssertEqual(context.status.current?.details["duplicatesIgnored"], "1")
+        XCTAssertEqual(context.status.current?.details["readingsRefused"], "2")
+        let warnings = logs.entries.filter { $0.level == .warning }.map(\.message)
+        XCTAssertEqual(warnings.count, 2, "\(warnings)")
+        XCTAssertTrue(warnings.allSatisfy { $0.hasPrefix("refused 1 reading whose sync identifier and version are stored already") && $0.hasSuffix(identifier) }, "\(warnings)")
+    }
+
     func testFullDiskThrowsClearErrorKeepsCommittedDataAndRedeliveryLandsOnce() async throws {
         // Some committed data first.
         let ids = makeIDs()

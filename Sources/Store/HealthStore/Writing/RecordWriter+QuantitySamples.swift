@@ -31,8 +31,9 @@ extension RecordWriter {
         let (typeID, canonicalUnitID) = try typeIDs(for: sample.type)
         let start = StoreTime.microseconds(sample.startDate)
         if let syncIdentifier {
-            switch try resolveSample(sample, syncIdentifier: syncIdentifier, version: syncVersion ?? 0) {
+            switch try resolveSample(sample, syncIdentifier: syncIdentifier, version: syncVersion ?? 0, typeID: typeID) {
             case .ignore(let anchor): return (.ignored, anchor)
+            case .refuse(let anchor): return (.refused, anchor)
             case .replace: replacing = true
             case .insert: break
             }

@@ -55,22 +55,33 @@ extension RecordWriter {
          try metadataSetID(for: metadata).map(SQLiteValue.integer) ?? .null]
     }
 
-    /// What to do with a quantity sample; `ignore` names the anchor of the sample that wins.
-    enum SampleDecision { case insert, replace, ignore(anchor: Int64?) }
+    /// What to do with a quantity sample; `ignore` and `refuse` name the anchor of the sample
+    /// that wins.
+    enum SampleDecision { case insert, replace, ignore(anchor: Int64?), refuse(anchor: Int64) }
 
     /// The sync rules for a quantity sample with a sync identifier: the stored sample with that
     /// identifier wins unless this one's version is higher; then the stored one is deleted (its
-    /// tombstone written) and this one is inserted.
+    /// tombstone written) and this one is inserted. One of the same version that says something
+    /// else (another type, value, start or end) is refused, not taken for the same reading sent
+    /// again: two readings a source could not tell apart, which the caller reports.
     func resolveSample(
-        _ sample: QuantitySample, syncIdentifier: String, version: Int64
+        _ sample: QuantitySample, syncIdentifier: String, version: Int64, typeID: Int64
     ) throws -> SampleDecision {
         guard let existing = try connection.query(
             """
-            SELECT s.anchor, s.uuid, y.sync_version, s.type_id FROM sample_sync y JOIN samples s ON s.anchor = y.anchor
+            SELECT s.anchor, s.uuid, y.sync_version, s.type_id, s.value, s.start_us, s.duration_us
+            FROM sample_sync y JOIN samples s ON s.anchor = y.anchor
             WHERE y.sync_identifier = ?1
             """, [.text(syncIdentifier)]).first, let anchor = existing.integer(0)
         else { return .insert }
-        guard version > existing.integer(2) ?? 0 else { return .ignore(anchor: anchor) }
+        let storedVersion = existing.integer(2) ?? 0
+        if version == storedVersion {
+            let start = StoreTime.microseconds(sample.startDate)
+            let same = existing.integer(3) == typeID && existing.double(4) == sample.canonicalValue && existing.integer(5) == start
+                && existing.integer(6) == StoreTime.microseconds(sample.endDate) &- start
+            return same ? .ignore(anchor: anchor) : .refuse(anchor: anchor)
+        }
+        guard version > storedVersion else { return .ignore(anchor: anchor) }
         let typeName = try connection.query(
             "SELECT identifier FROM quantity_types WHERE id = ?1", [existing.values[3]]).first?.text(0) ?? sample.type.identifier
         try deleteObject(table: "samples", anchor: anchor, uuid: existing.values[1], kind: .quantity, type: typeName)

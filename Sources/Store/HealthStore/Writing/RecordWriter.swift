@@ -296,8 +296,9 @@ final class RecordWriter {
             case .inserted: summary.inserted += 1
             case .replaced: summary.replaced += 1
             case .ignored: summary.ignored += 1
+            case .refused: summary.refuse(records[index])
             }
-            if outcome != .ignored, !folded { transactionBytes += LogRetention.estimatedBytes(of: records[index]) }
+            if outcome != .ignored, outcome != .refused, !folded { transactionBytes += LogRetention.estimatedBytes(of: records[index]) }
             let endMicros = StoreTime.microseconds(end)
             if endMicros > latest { latest = endMicros }
         }
@@ -307,5 +308,5 @@ final class RecordWriter {
     }
 
     /// How one record changed the store (counted in ``WriteSummary``).
-    enum Outcome { case inserted, replaced, ignored }
+    enum Outcome { case inserted, replaced, ignored, refused }
 }

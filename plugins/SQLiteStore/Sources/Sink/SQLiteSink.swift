@@ -123,11 +123,12 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 throw error
             }
             if let onCommit, !pending.records.isEmpty { onCommit(pending.records, context.clock.now()) }
-            let (transactions, ignored) = state.withLock { state in
+            let (transactions, ignored, refused) = state.withLock { state in
                 state.pending = SinkBatch(records: [])
                 state.transactions += 1
                 state.ignored += summary.ignored
-                return (state.transactions, state.ignored)
+                state.refused += summary.refused
+                return (state.transactions, state.ignored, state.refused)
             }
             inbox.acknowledge()
             committed = pending
@@ -135,6 +136,14 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
             context.status.recordsHandled(summary.inserted + summary.replaced, lastDate: summary.lastRecordDate)
             context.status.setDetail("transactions", String(transactions))
             context.status.setDetail("duplicatesIgnored", String(ignored))
+            if summary.refused > 0 {
+                // Two readings their source gave one identity: the first stored stays, and says so.
+                let more = summary.refused > summary.refusedIdentifiers.count ? ", …" : ""
+                context.logger.warning(
+                    "refused \(String(count: summary.refused, "reading")) whose sync identifier and version are stored already with "
+                        + "another type, value or time; the stored one stays: \(summary.refusedIdentifiers.joined(separator: ", "))\(more)")
+                context.status.setDetail("readingsRefused", String(refused))
+            }
             context.status.setDetail("latestAnchor", String(summary.latestAnchor))
             context.status.clearError()
         }
@@ -165,6 +174,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
         var pending = SinkBatch(records: [])
         var transactions = 0
         var ignored = 0
+        var refused = 0
     }
 
     private final class RetainedState: Sendable {
