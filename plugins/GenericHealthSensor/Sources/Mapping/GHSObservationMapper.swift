@@ -34,9 +34,10 @@ extension MetadataKey {
 /// observation; one without a time stamp, a tick counter or local time without an offset is
 /// placed at its reception when it is live, and not stored when it came from the sensor's memory
 /// (it cannot be placed). An observation the sensor marks invalid or not available, and a special
-/// value (NaN, NRes, ±INFINITY), are not stored. Every record gets a sync identifier from the
-/// sensor, its time stamp (or record number), its type and its place in the object, and a uuid
-/// derived from it: an observation sent twice is stored once.
+/// value (NaN, NRes, ±INFINITY), are not stored; one without a type is kept, of type code 0
+/// (``MDCNomenclature/untypedObservation``). Every record gets a sync identifier from the
+/// sensor, its time stamp (or record number) and ``identity(_:path:)``, and a uuid derived from
+/// it: an observation sent twice is stored once, two observations of one time stay two.
 public enum GHSObservationMapper {
     /// The records of an observation, and why any part of it was not stored.
     public struct Mapped: Sendable {
