@@ -172,6 +172,31 @@ final class GHSSourceTests: XCTestCase {
         XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.securityLevels"], "mode 1 level 1")
     }
 
+    /// Each observation lost is counted once, whatever its number of segments: a 28-segment
+    /// object missing its 10th and a 3-segment one with its first two swapped are 2 drops and 2
+    /// bad payloads (#78: each later segment counted again, 20 of each), and the observation after
+    /// them is stored.
+    func testEachLostObservationCountsOnce() async throws {
+        let profile = Self.profile()
+        let transport = Self.transport(profile)
+        let h = try await runConnected(transport, profile) { h, link in
+            var long = Self.segments([UInt8](repeating: 0, count: 28 * 19), counter: 5)
+            XCTAssertEqual(long.count, 28)
+            long.remove(at: 9)
+            for segment in long { link.send(segment, on: Self.live) }
+            var swapped = Self.segments(Self.numeric(149_530, unit: 2720, 71), size: 8, counter: 33)
+            XCTAssertEqual(swapped.count, 3)
+            swapped.swapAt(0, 1)
+            for segment in swapped { link.send(segment, on: Self.live) }
+            for segment in Self.segments(Self.numeric(150_456, unit: 544, 98), counter: 36) { link.send(segment, on: Self.live) }
+            try await h.waitFor("the SpO2 after them") { h.quantities(.oxygenSaturation).count == 1 }
+        }
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.droppedObservations"], "missingFirstSegment 1, outOfOrder 1")
+        XCTAssertEqual(h.current.details["C0:FF:EE:18:40:01.badPayloads"], "2")
+        XCTAssertEqual(h.logs.entries.filter { $0.message.contains("observation dropped") }.count, 2)
+        XCTAssertTrue(h.quantities(.heartRate).isEmpty)
+    }
+
     /// A blood pressure compound is a correlation with the mean in its metadata; a bundle's
     /// members take its time stamp; a sample array is a quantity series at its period; a type
     /// the table lacks is stored as a generic observation with its codes; a cuff-loose event
