@@ -18,8 +18,14 @@
 #   cuff     F0:47:48:53:00:02  a blood pressure monitor: compound observations (150020 with
 #       systolic 150021, diastolic 150022 and mean 150023, mmHg), 2 stored, 3 live two seconds
 #       apart (the first time a collector starts them), then a string observation (a message) and
-#       a TLV-encoded one (its settings: a uint16 and a UTF-8 string), then it stays connected
-#       and quiet.
+#       a TLV-encoded one (its settings: a uint16 and a UTF-8 string); then the observations
+#       issue #78 found mishandled: a simple-discrete SpO2 code 98 and a bundle of a numeric SpO2
+#       of 98 % and a pulse rate of the same time stamp (two observations, not one), two numeric
+#       SpO2 of one time stamp with different values (the same identity: the second is refused),
+#       and faults: a segment lost, the first two segments swapped, the first segment missing, an
+#       observation interrupted by the next (a valid SpO2), an SpO2 marked invalid, one marked not
+#       available, a NaN, an object whose length field is one too long, and a valid SpO2 after
+#       them; then it stays connected and quiet.
 #   ecg      F0:47:48:53:00:03  an ECG lead (MDC_ECG_ELEC_POTL_I 131329 in mV) as sample arrays of
 #       ECG_SAMPLES 16-bit samples at 250 Hz (ECG_ARRAYS of them, live), behind an ATT MTU of 23:
 #       each array goes out in tens of 19-byte segments (the first time a collector starts them).
@@ -48,6 +54,9 @@
 #   sent stored cuff record=N ms=MS systolic=A diastolic=B mean=C segments=K
 #   sent live cuff ms=MS systolic=A diastolic=B mean=C segments=K
 #   sent live cuff-message ms=MS kind=K text=T (spaces as _)  /  sent live cuff-settings ms=MS kind=K inflations=3 profile=adult
+#   sent pair cuff ms=MS code=98 spo2=98 pulse=71  /  sent twin cuff ms=MS first=95 second=96
+#   sent fault cuff fault=F ms=MS spo2=S (F: lost-segment, swapped-segments, missing-first-segment, interrupted,
+#       invalid, not-available, nan, bad-length)  /  sent valid cuff ms=MS spo2=S
 #   sent live ecg ms=MS period=0.2 per-period=50 scale=0.005 offset=-0.6 count=N segments=K samples=s1,s2,...
 #   racp <role> all | from N | ... (each request as the collector wrote it) / racp <role> answered <code> <count>
 #   ghs-cp <role> 0xNN / measured <role> record=N (stored while disconnected)
@@ -91,8 +100,10 @@ FORMAT_UINT16, FORMAT_UTF8S = 0x06, 0x19
 PERCENT, BPM, MMHG, MILLIVOLT = 544, 2720, 3872, 4274
 
 # Observation classes and flags (ACOM).
-NUMERIC, STRING, SAMPLE_ARRAY, COMPOUND, TLV_ENCODED, BUNDLE = 0x01, 0x03, 0x04, 0x07, 0x08, 0xFF
-HAS_TYPE, HAS_TIME = 0x0001, 0x0002
+NUMERIC, SIMPLE_DISCRETE, STRING, SAMPLE_ARRAY, COMPOUND, TLV_ENCODED, BUNDLE = 0x01, 0x02, 0x03, 0x04, 0x07, 0x08, 0xFF
+HAS_TYPE, HAS_TIME, HAS_STATUS = 0x0001, 0x0002, 0x0008
+INVALID, NOT_AVAILABLE = 0x0001, 0x0004  # measurement status bits 0 and 2
+NAN = 0x7FFFFF  # FLOAT's NaN: mantissa 0x7FFFFF, exponent 0
 
 # RACP (op codes, operators, response codes) and the GHS Control Point.
 REPORT, DELETE, ABORT, COUNT, COUNT_RESPONSE, RESPONSE = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
@@ -130,6 +141,20 @@ def numeric(kind, unit, mantissa, exponent=0, ms=None):
     if ms is not None:
         flags, fields = flags | HAS_TIME, fields + time_stamp(ms)
     return observation(NUMERIC, flags, fields, struct.pack("<H", unit) + float32(mantissa, exponent))
+
+
+def spo2_with_status(ms, mantissa, status):
+    """A numeric SpO2 with its time stamp and a measurement status (flags bit 3, after the time)."""
+    fields = struct.pack("<I", SPO2) + time_stamp(ms) + struct.pack("<H", status)
+    return observation(NUMERIC, HAS_TYPE | HAS_TIME | HAS_STATUS, fields, struct.pack("<H", PERCENT) + float32(mantissa))
+
+
+def simple_discrete(kind, ms, code):
+    return observation(SIMPLE_DISCRETE, HAS_TYPE | HAS_TIME, struct.pack("<I", kind) + time_stamp(ms), struct.pack("<I", code))
+
+
+def bundle(ms, members):
+    return observation(BUNDLE, HAS_TIME, time_stamp(ms), bytes([len(members)]) + b"".join(members))
 
 
 def oximeter_bundle(ms, spo2, pulse):
@@ -273,6 +298,19 @@ class Sensor:
             await self.device.notify_subscriber(connection, characteristic, bytes([header]) + chunk)
             await asyncio.sleep(0)
         return len(chunks)
+
+    async def send_cut(self, connection, data, size, order, counters=None):
+        """DATA cut into SIZE-byte segments, the ones at the indices ORDER sent in that order, each
+        with the counter of its place: a segment never sent leaves a gap. COUNTERS, when given,
+        is how many counters the object uses (a sensor that gave up on it after that many)."""
+        chunks = [data[i:i + size] for i in range(0, len(data), size)]
+        key = self.live.handle
+        base = self.counters.get(key, 0)
+        self.counters[key] = (base + (len(chunks) if counters is None else counters)) % 64
+        for index in order:
+            header = (((base + index) % 64) << 2) | (0x01 if index == 0 else 0) | (0x02 if index == len(chunks) - 1 else 0)
+            await self.device.notify_subscriber(connection, self.live, bytes([header]) + chunks[index])
+            await asyncio.sleep(0)
 
     def store(self, obj, text):
         number = self.next_record
@@ -480,9 +518,46 @@ class Cuff(Sensor):
         await self.send_object(connection, self.live, tlv_encoded(CUFF_SETTINGS, ms, [
             (SETTING_INFLATIONS, FORMAT_UINT16, struct.pack("<H", 3)), (SETTING_PROFILE, FORMAT_UTF8S, "adult".encode())]))
         log("sent live cuff-settings ms=%d kind=%d inflations=3 profile=adult" % (ms, CUFF_SETTINGS))
+        await asyncio.sleep(1)
+        await self.send_pair_twin_and_faults(connection)
         # As after each pressure: time for the gateway to store it before the scenario goes on.
         await asyncio.sleep(2)
         log("cuff: all readings sent")
+
+    async def send_pair_twin_and_faults(self, connection):
+        ms = now_ms()
+        await self.send_object(connection, self.live, simple_discrete(SPO2, ms, 98))
+        await self.send_object(connection, self.live, bundle(ms, [numeric(SPO2, PERCENT, 98), numeric(PULSE_RATE, BPM, 71)]))
+        log("sent pair cuff ms=%d code=98 spo2=98 pulse=71" % ms)
+        ms += 1
+        await self.send_object(connection, self.live, numeric(SPO2, PERCENT, 95, ms=ms))
+        await self.send_object(connection, self.live, numeric(SPO2, PERCENT, 96, ms=ms))
+        log("sent twin cuff ms=%d first=95 second=96" % ms)
+        # Segments lost or reordered: each object in three segments of 10 bytes.
+        for fault, spo2, order in (("lost-segment", 81, [0, 2]), ("swapped-segments", 82, [1, 0, 2]),
+                                   ("missing-first-segment", 83, [1, 2])):
+            ms += 1
+            await self.send_cut(connection, numeric(SPO2, PERCENT, spo2, ms=ms), 10, order)
+            log("sent fault cuff fault=%s ms=%d spo2=%d" % (fault, ms, spo2))
+        # Two segments, then the sensor starts over with the next observation, in sequence.
+        ms += 1
+        await self.send_cut(connection, numeric(SPO2, PERCENT, 84, ms=ms), 10, [0, 1], counters=2)
+        log("sent fault cuff fault=interrupted ms=%d spo2=84" % ms)
+        ms += 1
+        await self.send_object(connection, self.live, numeric(SPO2, PERCENT, 90, ms=ms))
+        log("sent valid cuff ms=%d spo2=90" % ms)
+        # Whole objects the gateway must not store.
+        too_long = bytearray(numeric(SPO2, PERCENT, 87, ms=ms + 4))
+        too_long[1] += 1
+        for fault, spo2, obj in (("invalid", 85, spo2_with_status(ms + 1, 85, INVALID)),
+                                 ("not-available", 86, spo2_with_status(ms + 2, 86, NOT_AVAILABLE)),
+                                 ("nan", 0, numeric(SPO2, PERCENT, NAN, ms=ms + 3)), ("bad-length", 87, bytes(too_long))):
+            ms += 1
+            await self.send_object(connection, self.live, obj)
+            log("sent fault cuff fault=%s ms=%d spo2=%d" % (fault, ms, spo2))
+        ms += 1
+        await self.send_object(connection, self.live, numeric(SPO2, PERCENT, 91, ms=ms))
+        log("sent valid cuff ms=%d spo2=91" % ms)
 
 
 class ECG(Sensor):

@@ -21,6 +21,7 @@ ALL, AT_MOST, AT_LEAST = 0x01, 0x02, 0x03
 RECORD_NUMBER_FILTER = 0x01
 
 OXIMETER, CUFF, ECG = "F0:47:48:53:00:01", "F0:47:48:53:00:02", "F0:47:48:53:00:03"
+CUFF_NAME = "[GHS Cuff "  # how the gateway's log names the cuff: its name, then its identity
 ECG_TYPE = "mdc.131329.4274"
 
 
@@ -219,6 +220,72 @@ def check_ecg(log, changes):
                 "every ECG sample is at its time (the array's time stamp + index x period / samples per period)")
 
 
+def percent(sample):
+    """An SpO2 sample's value as a percentage (a fraction, HealthKit's percent, or a percentage)."""
+    value = float(sample["value"])
+    return round(value * 100 if sample.get("type") == "oxygenSaturation" and value <= 1.0 else value, 3)
+
+
+def check_pair_twin_and_faults(log, out, changes):
+    """Issue #78's observations from the cuff: the pair of one time (a simple-discrete SpO2 code
+    and a bundle's numeric SpO2 and pulse rate) stored as three records; the twin (two numeric
+    SpO2 of one identity, different values) as the first, the second refused aloud; no fault
+    stored, each counted once by its reason; the valid SpO2 after them stored."""
+    quantities = [r["sample"] for r in latest([c for c in changes if (c.get("record") or {}).get("kind") == "quantity"])]
+    cuff = defaultdict(list)
+    for sample in quantities:
+        if of_device(sample, CUFF) and (sample.get("device") or metadata(sample).get("healthgate.bleAddress")):
+            cuff[millis(sample["start"])].append(sample)
+    logs = []
+    for name in ("healthgate-killed.log", "healthgate.log"):
+        try:
+            with open("%s/%s" % (out, name)) as file:
+                logs += [line.rstrip("\n") for line in file]
+        except OSError:
+            pass
+    pairs = [fields(line) for line in log if line.startswith("sent pair cuff ")]
+    for pair in pairs:
+        found = cuff.get(int(pair["ms"]), [])
+        kinds = sorted((s.get("type"), percent(s), scalar(metadata(s).get("healthgate.mdc.valueKind"))) for s in found)
+        code = [k for k in kinds if k[2] == "code" and k[1] == float(pair["code"])]
+        spo2 = [k for k in kinds if k[0] == "oxygenSaturation" and k[1] == float(pair["spo2"])]
+        pulse = [k for k in kinds if k[0] == "heartRate" and k[1] == float(pair["pulse"])]
+        verdict(len(found) == 3 and len(code) == 1 and len(spo2) == 1 and len(pulse) == 1 and len({s.get("uuid") for s in found}) == 3,
+                "the pair of one time (an SpO2 code %s and a bundle's SpO2 %s %% and pulse %s) is three records: %s"
+                % (pair["code"], pair["spo2"], pair["pulse"], kinds))
+    verdict(len(pairs) == 1, "the cuff sent the pair (%d logged)" % len(pairs))
+    twins = [fields(line) for line in log if line.startswith("sent twin cuff ")]
+    refusals = [line for line in logs if "refused 1 reading whose sync identifier and version are stored already" in line
+                and "/150456/numeric/544/object" in line]
+    for twin in twins:
+        found = [percent(s) for s in cuff.get(int(twin["ms"]), [])]
+        verdict(found == [float(twin["first"])] and len(refusals) == 1,
+                "two SpO2 of one identity (%s then %s %%): the first stored (%s), the second refused aloud (%d warnings%s)"
+                % (twin["first"], twin["second"], found, len(refusals), (": " + refusals[0][-160:]) if refusals else ""))
+    verdict(len(twins) == 1, "the cuff sent the twin (%d logged)" % len(twins))
+    faults = [fields(line) for line in log if line.startswith("sent fault cuff ")]
+    stored = ["%s: %s" % (f["fault"], [percent(s) for s in cuff[int(f["ms"])]]) for f in faults if cuff.get(int(f["ms"]))]
+    verdict(len(faults) == 8 and not stored, "none of the cuff's %d faulty observations is stored%s" % (len(faults), "; STORED: " + "; ".join(stored) if stored else ""))
+    valid = [fields(line) for line in log if line.startswith("sent valid cuff ")]
+    wrong = ["%s: %s" % (v["ms"], [percent(s) for s in cuff.get(int(v["ms"]), [])]) for v in valid
+             if [percent(s) for s in cuff.get(int(v["ms"]), [])] != [float(v["spo2"])]]
+    verdict(len(valid) == 2 and not wrong, "the valid SpO2 among the faults are stored once each (%d sent%s)"
+            % (len(valid), "; WRONG: " + "; ".join(wrong) if wrong else ""))
+    cuff_lines = [line for line in logs if CUFF_NAME in line]
+    dropped = Counter(m.group(1) for m in (re.search(r"observation dropped: (\w+)", line) for line in cuff_lines) if m)
+    expected = Counter({"outOfOrder": 1, "missingFirstSegment": 2, "interrupted": 1})
+    verdict(dropped == expected, "each observation lost in segments is dropped once, by its first reason: %s (expected %s)"
+            % (dict(dropped), dict(expected)))
+    bad = [line for line in logs if "bad payload" in line.lower()]
+    mine = [line for line in bad if CUFF_NAME in line]
+    verdict(len(mine) == 5 and len(bad) == 5,
+            "bad payloads: %d of the cuff (4 observations dropped, 1 bad length), %d of the other sensors%s"
+            % (len(mine), len(bad) - len(mine), "" if len(bad) == len(mine) else ": " + "; ".join(l[-200:] for l in bad if CUFF_NAME not in l)[:600]))
+    skipped = [line for line in cuff_lines if "observation not stored" in line]
+    verdict(len(skipped) == 3, "the invalid, not-available and NaN SpO2 are not stored, each logged: %d%s"
+            % (len(skipped), "".join("; " + line[-140:] for line in skipped[:4])))
+
+
 def counted_records(operand):
     """What a count request (RACP op code 0x04) selects, named as bumble-ghs.py names a report's:
     "all", "from N", or its operand in hex."""
@@ -303,6 +370,7 @@ def main(log_path, out, connections):
     check_oximeter(log, out)
     check_cuff(log, changes)
     check_cuff_content(log, changes)
+    check_pair_twin_and_faults(log, out, changes)
     check_ecg(log, changes)
 
 

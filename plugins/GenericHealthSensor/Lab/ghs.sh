@@ -7,7 +7,11 @@
 #   * a pulse oximeter holding 12 stored bundles (SpO2 and pulse rate) when the gateway starts; it
 #     sends live bundles once the gateway starts them (GHS Control Point 0x01), drops the link
 #     itself after each burst, CONNECTIONS times, and stores 3 more bundles while disconnected;
-#   * a blood pressure monitor: compound observations (systolic, diastolic, mean), 2 stored, 3 live;
+#   * a blood pressure monitor: compound observations (systolic, diastolic, mean), 2 stored, 3 live,
+#     a message and its settings, then what issue #78 found mishandled: an SpO2 code and a bundle's
+#     SpO2 of one time, two SpO2 of one identity and different values, and eight faults (lost,
+#     swapped and missing first segments, an interrupted observation, invalid, not available, NaN,
+#     a bad length) among two valid SpO2;
 #   * an ECG: 3 sample arrays of 240 samples at 250 Hz, each in 28 segments (ATT MTU 23), so the
 #     6-bit rolling segment counter wraps.
 # Checks (ghs-check.py reads the sensors' log and `healthgate query` JSON):
@@ -20,8 +24,11 @@
 #   4. the ECG lead is a quantity series of type mdc.131329.4274 holding exactly the samples sent;
 #   5. with deleteStoredObservations, the oximeter and the cuff are asked to erase their records
 #      up to a bound (at most), never past the last record they had sent the gateway;
-#   6. the gateway reconnected after every drop, reported no bad payload, bluetoothd still runs,
-#      healthgate stops cleanly.
+#   6. the cuff's pair is three records, its twin one (the second refused with a warning), no
+#      fault stored, each lost observation dropped once by its first reason, 5 bad payloads (the
+#      cuff's 4 drops and its bad length, none of the other sensors), the 3 values not stored
+#      logged;
+#   7. the gateway reconnected after every drop, bluetoothd still runs, healthgate stops cleanly.
 set -uo pipefail
 REPO=${1:?usage: ghs.sh REPO HEALTHGATE [SECONDS]}
 HG=${2:?usage: ghs.sh REPO HEALTHGATE [SECONDS]}
@@ -107,9 +114,6 @@ done
 refused=$(grep -c 'refused' "$LOG")
 [[ $refused -eq 0 ]] && pass "no control point write was refused (indications enabled first, one RACP procedure at a time)" ||
   fail "$refused control point writes refused: $(grep 'refused' "$LOG" | head -n 3 | tr '\n' ';')"
-bad=$(cat "$OUT"/healthgate*.log | grep -ci 'bad payload')
-[[ $bad -eq 0 ]] && pass "the gateway reported no bad payload" ||
-  fail "the gateway reported $bad bad payloads: $(cat "$OUT"/healthgate*.log | grep -i 'bad payload' | head -n 3 | cut -c1-240 | tr '\n' ';')"
 echo "segments: $(awk '$1 == "sent" {for (i = 1; i <= NF; i++) if ($i ~ /^segments=/) {split($i, a, "="); n[$3] += a[2]}} END {for (r in n) printf "%s %d; ", r, n[r]}' "$LOG")"
 kill "$BUMBLE_PID" 2> /dev/null
 finish

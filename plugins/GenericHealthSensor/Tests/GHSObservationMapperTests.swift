@@ -35,6 +35,20 @@ final class GHSObservationMapperTests: XCTestCase {
         XCTAssertEqual(sample.metadata[.mdcUnit], .integer(4416))
     }
 
+    /// The sensor's time stamp is kept as it said it, to the millisecond: no millisecond of a
+    /// second written one less (a Date of .132 may hold .13199996, which a formatter truncates).
+    func testDeviceTimestampKeepsEveryMillisecond() {
+        let second: UInt64 = 690_724_210_000  // 2021-11-20T11:50:10Z in ms since 2000
+        let wrong = (0..<1000).compactMap { ms -> String? in
+            let stamp = GHSTimestamp(flags: 0x2A, value: second + UInt64(ms), timeSource: GHSTimeSource(rawValue: 1), offsetQuarterHours: 0)
+            let text = GHSObservationMapper.deviceTime(stamp)
+            return text == String(format: "2021-11-20T11:50:10.%03dZ", ms) ? nil : text
+        }
+        XCTAssertEqual(wrong, [])
+        let local = GHSTimestamp(flags: 0x38, value: second + 7, timeSource: GHSTimeSource(rawValue: 1), offsetQuarterHours: -20)
+        XCTAssertEqual(GHSObservationMapper.deviceTime(local), "2021-11-20T11:50:10.007-05:00")
+    }
+
     /// A header's TLV attributes are kept in the records' metadata, whatever the class; an empty
     /// string is still one observation.
     func testHeaderAttributesAndAnEmptyString() throws {

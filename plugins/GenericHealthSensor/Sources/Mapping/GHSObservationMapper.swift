@@ -357,11 +357,16 @@ public enum GHSObservationMapper {
     /// The time stamp as the sensor stated it: RFC 3339 for a time of day (with its offset for
     /// local time), `ticks:{value}` for a tick counter.
     static func deviceTime(_ timestamp: GHSTimestamp) -> String {
-        guard let seconds = timestamp.secondsSince2000 else { return "ticks:\(timestamp.value)@\(timestamp.resolution.seconds)" }
+        guard timestamp.secondsSince2000 != nil else { return "ticks:\(timestamp.value)@\(timestamp.resolution.seconds)" }
         // The clock's reading as UTC components, then the designator of the zone it was read in.
-        var text = epoch2000.addingTimeInterval(seconds).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        guard !timestamp.isUTC else { return text }
+        // Whole seconds and milliseconds from the count itself: a Date of .132 may hold
+        // .13199996, which a formatter truncates to .131 (#78: the store said .132, this .131).
+        let units = UInt64(timestamp.resolution.unitsPerSecond)
+        let milliseconds = timestamp.value % units * 1000 / units
+        var text = epoch2000.addingTimeInterval(Double(timestamp.value / units)).formatted(Date.ISO8601FormatStyle())
         text.removeLast()  // the "Z"
+        text += String(cFormat: ".%03llu", milliseconds)
+        guard !timestamp.isUTC else { return text + "Z" }
         guard let offset = timestamp.offsetMinutes else { return text }  // local time of an unknown zone
         return text + (offset < 0 ? "-" : "+") + String(cFormat: "%02ld:%02ld", abs(offset) / 60, abs(offset) % 60)
     }
