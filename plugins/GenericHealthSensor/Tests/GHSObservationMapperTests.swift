@@ -116,6 +116,7 @@ final class GHSObservationMapperTests: XCTestCase {
         XCTAssertEqual(wave.quantities.map(\.value), samples.map { 2048 + 1612 * $0 })
         XCTAssertEqual(number.type.identifier, "mdc.0.544")
         XCTAssertEqual(number.quantity.value, 97)
+        XCTAssertEqual(GHSObservationMapper.sampleTypeName(nil, 4274), "mdc.0.4274", "what decode names the array")
     }
 
     /// A simple-discrete SpO2 code, a bundle's numeric SpO2, a numeric SpO2 alone and one with

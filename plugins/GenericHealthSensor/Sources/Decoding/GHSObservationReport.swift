@@ -5,12 +5,12 @@ import GATTDecoding
 /// nest as objects of the same shape.
 ///
 /// The mapping of observation types to sample types is not the decoder's: ``sampleType`` is
-/// the hook for it. When given, every object with a type, and every compound component, gets a
-/// `sampleType` key with what it returns (null for nil); without it, the key is left out.
+/// the hook for it. When given, every object, and every compound component, gets a `sampleType`
+/// key with what it returns (null for nil); without it, the key is left out.
 public struct GHSObservationReport: Encodable, Sendable {
-    /// Names the sample type of an observation type (an MDC code) with its unit (an MDC unit
-    /// code, nil for classes without one), nil when there is none.
-    public typealias SampleTypeNamer = @Sendable (_ type: UInt32, _ unit: UInt16?) -> String?
+    /// Names the sample type of an observation type (an MDC code, nil when the object has none)
+    /// with its unit (an MDC unit code, nil for classes without one), nil when there is none.
+    public typealias SampleTypeNamer = @Sendable (_ type: UInt32?, _ unit: UInt16?) -> String?
 
     /// The observation printed.
     public var decoded: GHSDecodedObservation
@@ -52,7 +52,7 @@ public struct GHSObservationReport: Encodable, Sendable {
             try object.encode(lengthCounts.rawValue, forKey: .lengthCounts)
             try object.encodeOrNull(observation.type, forKey: .type)
             if let sampleType {
-                try object.encodeOrNull(observation.type.flatMap { sampleType($0, observation.unit) }, forKey: .sampleType)
+                try object.encodeOrNull(sampleType(observation.type, observation.unit), forKey: .sampleType)
             }
             try object.encode(observation.flags.names, forKey: .flags)
             if let timestamp = observation.timestamp {

@@ -210,7 +210,9 @@ public enum GHSObservationMapper {
     /// What the gateway stores an observation of `type` in `unit` as (`healthgate decode`'s
     /// `sampleType`): `bloodPressure` for the blood pressure compound, the sample type or generic
     /// observation of a value in `unit`, the table's type when no unit is known; nil otherwise.
-    @Sendable public static func sampleTypeName(_ type: UInt32, _ unit: UInt16?) -> String? {
+    /// An object without a type is named as it is stored (``MDCNomenclature/untypedObservation``).
+    @Sendable public static func sampleTypeName(_ type: UInt32?, _ unit: UInt16?) -> String? {
+        let type = type ?? MDCNomenclature.untypedObservation
         if type == MDCNomenclature.nonInvasiveBloodPressure { return CorrelationType.bloodPressure.identifier }
         guard let unit else { return MDCNomenclature.observation(type)?.type.identifier }
         return typeAndUnit(type, unit).0.identifier
