@@ -62,23 +62,22 @@ extension RecordWriter {
     /// The sync rules for a quantity sample with a sync identifier: the stored sample with that
     /// identifier wins unless this one's version is higher; then the stored one is deleted (its
     /// tombstone written) and this one is inserted. One of the same version that says something
-    /// else (another type, value, start or end) is refused, not taken for the same reading sent
-    /// again: two readings a source could not tell apart, which the caller reports.
+    /// else (another type or value) is refused, not taken for the same reading sent again: two
+    /// readings a source could not tell apart, which the caller reports. Its dates may differ:
+    /// a record downloaded again can be placed anew (a meter's clock offset measured again).
     func resolveSample(
         _ sample: QuantitySample, syncIdentifier: String, version: Int64, typeID: Int64
     ) throws -> SampleDecision {
         guard let existing = try connection.query(
             """
-            SELECT s.anchor, s.uuid, y.sync_version, s.type_id, s.value, s.start_us, s.duration_us
+            SELECT s.anchor, s.uuid, y.sync_version, s.type_id, s.value
             FROM sample_sync y JOIN samples s ON s.anchor = y.anchor
             WHERE y.sync_identifier = ?1
             """, [.text(syncIdentifier)]).first, let anchor = existing.integer(0)
         else { return .insert }
         let storedVersion = existing.integer(2) ?? 0
         if version == storedVersion {
-            let start = StoreTime.microseconds(sample.startDate)
-            let same = existing.integer(3) == typeID && existing.double(4) == sample.canonicalValue && existing.integer(5) == start
-                && existing.integer(6) == StoreTime.microseconds(sample.endDate) &- start
+            let same = existing.integer(3) == typeID && existing.double(4) == sample.canonicalValue
             return same ? .ignore(anchor: anchor) : .refuse(anchor: anchor)
         }
         guard version > storedVersion else { return .ignore(anchor: anchor) }

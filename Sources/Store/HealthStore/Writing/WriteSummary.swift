@@ -10,7 +10,7 @@ public struct WriteSummary: Hashable, Sendable {
     /// Records that changed nothing: stored already, or a version at least as new is.
     public var ignored = 0
     /// Records refused: one with the same sync identifier and version, saying something else
-    /// (type, value, start or end), is stored. Two readings the source gave one identity; the
+    /// (another type or value), is stored. Two readings the source gave one identity; the
     /// first stays, and the writer's caller says so.
     public var refused = 0
     /// The sync identifiers of the first ``refusedListLimit`` records refused, for the log.

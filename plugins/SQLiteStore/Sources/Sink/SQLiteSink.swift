@@ -141,7 +141,7 @@ public struct SQLiteSink: SampleSink, ConfigurablePlugin {
                 let more = summary.refused > summary.refusedIdentifiers.count ? ", …" : ""
                 context.logger.warning(
                     "refused \(String(count: summary.refused, "reading")) whose sync identifier and version are stored already with "
-                        + "another type, value or time; the stored one stays: \(summary.refusedIdentifiers.joined(separator: ", "))\(more)")
+                        + "another type or value; the stored one stays: \(summary.refusedIdentifiers.joined(separator: ", "))\(more)")
                 context.status.setDetail("readingsRefused", String(refused))
             }
             context.status.setDetail("latestAnchor", String(summary.latestAnchor))
