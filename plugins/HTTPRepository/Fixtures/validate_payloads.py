@@ -157,6 +157,11 @@ DEVICE_TYPES = {"528385", "528384", "528388", "528390", "528391", "528392", "528
 # ValueSet.MDCDeviceVersionTypes.fsh (required binding of version[MDCType].type).
 VERSION_TYPES = {"531974", "531975", "531976", "531977", "532352", "67912"}
 DATA_ABSENT_EXTENSION = "http://hl7.org/fhir/StructureDefinition/data-absent-reason"
+# Heart rates by source: "the pulse rate obtained from a Blood Pressure Cuff (149546) and the pulse
+# rate obtained from a Pulse Oximeter (149530) may be mapped to the LOINC code (8867-4)"
+# (ProfileConsumers.md, "The Measurement Type"); MDC_ECG_HEART_RATE (147842) a heart-rate monitor's.
+HEART_RATES = {"149546": "528391", "149530": "528388", "147842": None}
+SPECIALIZATION_BP, SPECIALIZATION_PULSE_OXIMETER = "528391", "528388"
 UUID_URN = r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 # SampledData.data without E, L or U: "The special values E, L and U are not used"
 # (StructureDefinition.PhdRtsaObservation.fsh, valueSampledData.data).
@@ -302,6 +307,21 @@ def check_phd_observation(resource, where, devices, gateways):
     if vital:
         rule(codings(resource.get("code"), LOINC), where,
              "a vital sign has its LOINC code (Nomenclaturecodes.md, \"Observation codes\"; R4 observation-vitalsigns)")
+        rule(not any(k.startswith("value") and k != "valueQuantity" for k in resource), where,
+             "category vital-signs claims R4 observation-vitalsigns, whose value[x] is only Quantity")
+    heart_rates = [c.get("code") for c in mdc if c.get("code") in HEART_RATES]
+    if heart_rates:
+        # "the corresponding LOINC code shall be present" (Nomenclaturecodes.md), also for a sample
+        # array: "If it is a vital sign, the same FHIR-required LOINC code requirements apply"
+        # (ProfileConsumers.md, "Periodic measurements").
+        rule(any(c.get("code") == "8867-4" for c in codings(resource.get("code"), LOINC)), where,
+             "a heart rate (MDC %s) has LOINC 8867-4, whatever its value (Nomenclaturecodes.md)" % heart_rates[0])
+        specializations = devices.get((resource.get("device") or {}).get("reference"), set())
+        for source, code in ((SPECIALIZATION_BP, "149546"), (SPECIALIZATION_PULSE_OXIMETER, "149530")):
+            if source in specializations and not ({SPECIALIZATION_BP, SPECIALIZATION_PULSE_OXIMETER} - {source}) & specializations:
+                rule(heart_rates == [code], where,
+                     "the pulse rate of a device of specialization %s is MDC %s (ProfileConsumers.md, \"The Measurement Type\"), not %s"
+                     % (source, code, heart_rates))
     # identifier[conditionalCreate] 0..1: system fixed (exactly), value 1.., type ..0.
     conditional = [i for i in resource.get("identifier", []) if i.get("system") == PHD + "/StructureDefinition/PhdBaseObservation"]
     rule(len(conditional) <= 1, where, "identifier[conditionalCreate] 0..1")
@@ -390,7 +410,8 @@ def validate_fhir_phd(bodies):
         bundle = Bundle(body, strict=True)
         assert bundle.type == "transaction", bundle.type
         entries = body["entry"]
-        devices, gateways = set(), set()
+        # Each PhdDevice's fullUrl and its specialization codes; each PhgDevice's fullUrl.
+        devices, gateways = {}, set()
         for index, entry in enumerate(entries):
             resource = entry.get("resource") or {}
             where = "body %d entry %d" % (number, index)
@@ -403,7 +424,8 @@ def validate_fhir_phd(bodies):
                 else:
                     rule(PHD_PROFILES["PhdDevice"] in profiles, where, "meta.profile PhdDevice or PhgDevice")
                     check_phd_device(resource, where + " (PhdDevice)")
-                    devices.add(entry.get("fullUrl"))
+                    devices[entry.get("fullUrl")] = {c.get("code") for s in resource.get("specialization", [])
+                                                     for c in codings(s.get("systemType"), MDC)}
         for index, entry in enumerate(entries):
             resource = entry.get("resource")
             where = "body %d entry %d" % (number, index)

@@ -58,7 +58,10 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             metadata: [.mdcMeasurementStatus: .integer(1)])
         let questionable = try QuantitySample(
             id: ids.next(), type: .heartRate, quantity: Quantity(64, .countPerMinute), start: at, end: at, device: oximeter,
-            metadata: [.mdcMeasurementStatus: .integer(1 << 1 | 1 << 4), .syncIdentifier: .string("oximeter/64")])
+            metadata: [
+                .mdcMeasurementStatus: .integer(1 << 1 | 1 << 4), .syncIdentifier: .string("oximeter/64"),
+                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.pulseOximeter.listed),
+            ])
         // A coded value: a cuff's "cuff loose" (3::240), a simple discrete observation.
         let coded = try QuantitySample(
             id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.8410608.512")), quantity: Quantity(196_848, .count), start: at,
@@ -75,9 +78,26 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             .mdcValueKind: .string("attributes"), .mdcAttribute(68_220): .integer(5), .mdcAttribute(68_220, occurrence: 2): .double(2.5),
             .mdcAttribute(68_221): .string("abc"), .mdcAttribute(68_222): .bool(false), .mdcAttribute(68_223): .string(""),
         ])
+        // The cuff's pulse rate (its Blood Pressure specialization: MDC_PULS_RATE_NON_INV), and a
+        // strap's heart-rate series on a 1 s grid (MDC_ECG_HEART_RATE, LOINC 8867-4, sampled data).
+        let pulse = try QuantitySample(
+            id: ids.next(), type: .heartRate, quantity: Quantity(71, .countPerMinute), start: at, end: at, device: scale,
+            metadata: [
+                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed),
+                // A reading the device keeps has a sync identifier: a plain sample, not a series.
+                .syncIdentifier: .string("A0:9E:1A:12:34:56/bloodPressure/2027-01-15T08:00:00/heartRate"),
+            ])
+        let strap = Device(name: "Polar H10 A1B2C3D4", manufacturer: "Polar Electro Oy", localIdentifier: "C8:2F:3A:11:22:33")
+        let strapSeries = try QuantitySeriesSample(
+            id: ids.next(), type: .heartRate, unit: .countPerMinute,
+            quantities: [70.0, 71, 73, 72].enumerated().map { index, value in
+                SeriesQuantity(value: value, start: at.addingTimeInterval(Double(index)), end: at.addingTimeInterval(Double(index)))
+            },
+            device: strap)
         let records: [HealthRecord] = [
             .quantity(spo2), .correlation(bloodPressure), .quantity(weight), .quantitySeries(ecg), leanMass, .quantity(respiration),
             .quantity(invalid), .quantity(questionable), .quantity(coded), .quantity(text), .quantity(emptyText), .quantity(attributes),
+            .quantity(pulse), .quantitySeries(strapSeries),
         ]
 
         let running = try await start(configuration {
@@ -90,8 +110,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         try await waitUntilSent()
         try await finish(running)
 
-        // Eleven Observations and a deletion; the lean body mass has no MDC code.
-        XCTAssertEqual(try validate("fhir-phd"), "ok 12")
+        // Thirteen Observations and a deletion; the lean body mass has no MDC code.
+        XCTAssertEqual(try validate("fhir-phd"), "ok 14")
         let requests = server.requests()
         XCTAssertEqual(requests.map(\.method), ["POST", "POST"])
         XCTAssertEqual(requests.first?.headers["Content-Type"], "application/fhir+json")
@@ -99,12 +119,13 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let first = try XCTUnwrap(requests.first?.body as? [String: Any])
         let entries = try XCTUnwrap(first["entry"] as? [[String: Any]])
         let methods = entries.compactMap { $0["request"] as? [String: String] }.map { "\($0["method"] ?? "") \($0["url"] ?? "")" }
-        XCTAssertEqual(methods, ["POST Device", "POST Device", "POST Device"] + Array(repeating: "POST Observation", count: 11))
+        XCTAssertEqual(methods, Array(repeating: "POST Device", count: 4) + Array(repeating: "POST Observation", count: 13))
         let profiles = entries.compactMap { (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] }.map { $0[0] }
         XCTAssertEqual(profiles.map { $0.split(separator: "/").last.map(String.init) }, [
-            "PhgDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdNumericObservation",
-            "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
+            "PhgDevice", "PhdDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation",
+            "PhdNumericObservation", "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
             "PhdCodedEnumerationObservation", "PhdStringObservation", "PhdStringObservation", "PhdCompoundObservation",
+            "PhdNumericObservation", "PhdRtsaObservation",
         ])
         // The store kept the text and the attributes, which the Observations carry.
         let resources = entries.compactMap { $0["resource"] as? [String: Any] }
@@ -114,9 +135,9 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let specializations = phdDevices.compactMap { device in
             ((device["specialization"] as? [[String: Any]])?.first?["systemType"] as? [String: Any]).flatMap { ($0["coding"] as? [[String: Any]])?.first?["code"] as? String }
         }
-        XCTAssertEqual(specializations, ["528388", "528391"], "MDC_DEV_SPEC_PROFILE_PULS_OXIM, MDC_DEV_SPEC_PROFILE_BP")
+        XCTAssertEqual(specializations, ["528388", "528391", "528457"], "MDC_DEV_SPEC_PROFILE_PULS_OXIM, MDC_DEV_SPEC_PROFILE_BP, generic")
         XCTAssertEqual(resources.compactMap { $0["valueString"] as? String }, ["Sensor off the finger"])
-        let compound = try XCTUnwrap(resources.last?["component"] as? [[String: Any]])
+        let compound = try XCTUnwrap(resources[resources.count - 3]["component"] as? [[String: Any]])
         XCTAssertEqual(compound.map { $0["valueString"] as? String }, [nil, nil, "abc", "false", nil])
         let deletion = try XCTUnwrap((requests.last?.body as? [String: Any])?["entry"] as? [[String: Any]])
         XCTAssertEqual(
@@ -126,17 +147,35 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         XCTAssertEqual(running.status.current?.details["leftOut"], "1")
         XCTAssertEqual(running.logs.entries.filter { $0.message.contains("readings of leanBodyMass") }.count, 1)
 
-        // The validator is no rubber stamp: the same Bundle without the gateway fails its rule.
-        var broken = try XCTUnwrap(requests.first?.body as? [String: Any])
-        var brokenEntries = try XCTUnwrap(broken["entry"] as? [[String: Any]])
-        var observation = try XCTUnwrap(brokenEntries[3]["resource"] as? [String: Any])
-        observation["extension"] = nil
-        brokenEntries[3]["resource"] = observation
-        broken["entry"] = brokenEntries
-        let recording = directory.appendingPathComponent("broken.jsonl")
-        try JSONSerialization.data(withJSONObject: ["method": "POST", "body": broken]).write(to: recording)
+        // The validator is no rubber stamp: the same Bundle without the gateway, with the cuff's
+        // pulse rate coded as an oximeter's, or with the strap's sampled heart rate without its
+        // LOINC code, fails the rule it breaks.
+        let body = try XCTUnwrap(requests.first?.body as? [String: Any])
         XCTAssertEqual(
-            try validate("fhir-phd", recording: recording),
-            "invalid: AssertionError: body 0 entry 3 (PhdNumericObservation): extension[GatewayDevice] 1..1")
+            try validate(body, changing: 4) { $0["extension"] = nil },
+            "invalid: AssertionError: body 0 entry 4 (PhdNumericObservation): extension[GatewayDevice] 1..1")
+        XCTAssertEqual(
+            try validate(body, changing: 15) {
+                $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "149530"], ["system": "http://loinc.org", "code": "8867-4"]]]
+            },
+            "invalid: AssertionError: body 0 entry 15 (PhdNumericObservation): the pulse rate of a device of specialization 528391 "
+                + "is MDC 149546 (ProfileConsumers.md, \"The Measurement Type\"), not ['149530']")
+        XCTAssertEqual(
+            try validate(body, changing: 16) { $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "147842"]]] },
+            "invalid: AssertionError: body 0 entry 16 (PhdRtsaObservation): a heart rate (MDC 147842) has LOINC 8867-4, "
+                + "whatever its value (Nomenclaturecodes.md)")
+    }
+
+    /// What the validator says of `body` with the resource of entry `index` changed by `change`.
+    func validate(_ body: [String: Any], changing index: Int, _ change: (inout [String: Any]) -> Void) throws -> String {
+        var broken = body
+        var entries = try XCTUnwrap(broken["entry"] as? [[String: Any]])
+        var resource = try XCTUnwrap(entries[index]["resource"] as? [String: Any])
+        change(&resource)
+        entries[index]["resource"] = resource
+        broken["entry"] = entries
+        let recording = directory.appendingPathComponent("broken-\(index).jsonl")
+        try JSONSerialization.data(withJSONObject: ["method": "POST", "body": broken]).write(to: recording)
+        return try validate("fhir-phd", recording: recording)
     }
 }

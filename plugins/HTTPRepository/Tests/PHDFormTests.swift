@@ -314,6 +314,55 @@ final class PHDFormTests: XCTestCase {
         XCTAssertEqual(systems, [[PHDGuide.observationIdentifierSystem, "urn:ietf:rfc:3986"], ["urn:ietf:rfc:3986"]])
     }
 
+    // MARK: Heart rate
+
+    /// A heart rate is coded by what measured it (ProfileConsumers.md: the cuff's pulse rate
+    /// 149546, the oximeter's 149530): a cuff's MDC_PULS_RATE_NON_INV, an oximeter's
+    /// MDC_PULS_OXIM_PULS_RATE, a strap's (a device of neither kind) MDC_ECG_HEART_RATE; each
+    /// with LOINC 8867-4 and the vital-signs category. The code a GHS device sent wins.
+    func testAHeartRateIsCodedByTheDeviceThatMeasuredIt() throws {
+        let strap = Device(name: "Polar H10 A1B2C3D4", manufacturer: "Polar Electro Oy", localIdentifier: "C8:2F:3A:11:22:33")
+        func heartRate(_ device: Device, _ metadata: Metadata) throws -> HealthRecord {
+            .quantity(try sample(.heartRate, 64, .countPerMinute, device: device, metadata: metadata))
+        }
+        let cuff = try heartRate(Self.scale, [.mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed)])
+        let oximeter = try heartRate(Self.oximeter, [.mdcDeviceSpecializations: .string(MDCDeviceSpecialization.pulseOximeter.listed)])
+        let chest = try heartRate(strap, [:])
+        let sent = try heartRate(Self.oximeter, [.mdcObservationType: .integer(149_546), .mdcDeviceSpecializations: .string("4100:1")])
+        let observations = observations(try bundle([cuff, oximeter, chest, sent]))
+        XCTAssertEqual(observations.map { codes($0["code"], system: PHDGuide.mdcSystem) }, [["149546"], ["149530"], ["147842"], ["149546"]])
+        XCTAssertEqual(
+            observations.map { codings($0["code"]).first?["display"] as? String },
+            ["MDC_PULS_RATE_NON_INV", "MDC_PULS_OXIM_PULS_RATE", "MDC_ECG_HEART_RATE", "MDC_PULS_RATE_NON_INV"])
+        for observation in observations {
+            XCTAssertEqual(codes(observation["code"], system: "http://loinc.org"), ["8867-4"])
+            let categories = (observation["category"] as? [Any] ?? []).flatMap { codes($0, system: "http://terminology.hl7.org/CodeSystem/observation-category") }
+            XCTAssertEqual(categories, ["vital-signs"])
+        }
+    }
+
+    /// A strap's heart-rate series on a regular grid is a PhdRtsaObservation with LOINC 8867-4
+    /// in its code (the guide: "If it is a vital sign, the same FHIR-required LOINC code
+    /// requirements apply"), but no vital-signs category: R4's heart-rate profile takes only a
+    /// valueQuantity, and the guide's examples put the category only on one.
+    func testAStrapsHeartRateSeriesCarriesItsLOINCCodeButNotTheVitalSignsCategory() throws {
+        let strap = Device(name: "Polar H10 A1B2C3D4", manufacturer: "Polar Electro Oy", localIdentifier: "C8:2F:3A:11:22:33")
+        let series = try QuantitySeriesSample(
+            id: SampleID(UUID()), type: .heartRate, unit: .countPerMinute,
+            quantities: [71.0, 72, 72, 74].enumerated().map { index, value in
+                let at = Self.epoch.addingTimeInterval(Double(index))
+                return SeriesQuantity(value: value, start: at, end: at)
+            },
+            device: strap)
+        let observation = try XCTUnwrap(observations(try bundle([.quantitySeries(series)])).first)
+        XCTAssertEqual((observation["meta"] as? [String: Any])?["profile"] as? [String], [PHDGuide.Profile.rtsa.url])
+        XCTAssertEqual(codes(observation["code"], system: PHDGuide.mdcSystem), ["147842"])
+        XCTAssertEqual(codes(observation["code"], system: "http://loinc.org"), ["8867-4"])
+        XCTAssertEqual((observation["valueSampledData"] as? [String: Any])?["data"] as? String, "71 72 72 74")
+        let categories = (observation["category"] as? [Any] ?? []).flatMap { codings($0) }.compactMap { $0["code"] as? String }
+        XCTAssertEqual(categories, ["phd"])
+    }
+
     // MARK: Measurement status
 
     /// StructureDefinition-PhdBaseObservation-notes.md, "Measurement Status": invalid is no

@@ -12,7 +12,39 @@ enum PHDCoding {
     static func observationCode(_ type: QuantityType, metadata: Metadata) -> UInt32? {
         if let sent = metadata[.mdcObservationType]?.textValue.flatMap({ UInt32($0) }) { return sent }
         if let generic = MDCNomenclature.genericCodes(type.identifier) { return generic.observation }
+        if type == .heartRate { return heartRateCode(metadata) }
         return MDCNomenclature.code(for: type)?.code
+    }
+
+    /// The code of a heart rate whose device sent none: the table's row for what the device is.
+    /// The guide codes a pulse rate by its source: "the pulse rate obtained from a Blood Pressure
+    /// Cuff (149546) and the pulse rate obtained from a Pulse Oximeter (149530)"
+    /// (ProfileConsumers.md, "Observation codes"). A cuff (MDC_DEV_SPEC_PROFILE_BP) sends
+    /// MDC_PULS_RATE_NON_INV, an oximeter (MDC_DEV_SPEC_PROFILE_PULS_OXIM) MDC_PULS_OXIM_PULS_RATE;
+    /// a device that names neither is a heart-rate monitor (a strap over the Heart Rate Service or
+    /// ANT+, a machine's grips or strap), mapped "as if" it were an IEEE 11073 device of that
+    /// kind (Non11073PHDDevices.md): the heart-rate ECG specialization
+    /// (MDC_DEV_SUB_SPEC_PROFILE_HR, "ECG supporting just heart rate"), whose heart rate is
+    /// MDC_ECG_HEART_RATE.
+    static func heartRateCode(_ metadata: Metadata) -> UInt32? {
+        let listed = Set(listedSpecializations(metadata).map(\.code))
+        let reference =
+            if listed.contains(MDCDeviceSpecialization.bloodPressure.code) { "MDC_PULS_RATE_NON_INV" }
+            else if listed.contains(MDCDeviceSpecialization.pulseOximeter.code) { "MDC_PULS_OXIM_PULS_RATE" }
+            else { "MDC_ECG_HEART_RATE" }
+        return MDCNomenclature.observations.first { $0.type == .heartRate && $0.reference == reference }?.code
+    }
+
+    /// The specializations a reading's device lists (``HealthModel/MetadataKey/mdcDeviceSpecializations``,
+    /// `code:version`, comma-separated), each as its 32-bit code: a 16-bit term code is in
+    /// partition 8, MDC_PART_INFRA (Nomenclaturecodes.md: "the encoder must convert the 16-bit
+    /// value"). Unreadable entries are left out.
+    static func listedSpecializations(_ metadata: Metadata) -> [(code: UInt32, version: String)] {
+        (metadata[.mdcDeviceSpecializations]?.textValue ?? "").split(separator: ",").compactMap { entry in
+            let parts = entry.split(separator: ":").map { $0.filter { !$0.isWhitespace } }
+            guard parts.count == 2, let code = UInt32(parts[0]), !parts[1].isEmpty else { return nil }
+            return (code < 1 << 16 ? PHDGuide.specializationPartition << 16 | code : code, parts[1])
+        }
     }
 
     /// Whether the form has a code for readings of the type named `identifier` (a deletion

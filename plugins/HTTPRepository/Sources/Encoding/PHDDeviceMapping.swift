@@ -107,15 +107,10 @@ enum PHDDeviceMapping {
             fullUrl: fullUrl(system: key.system, value: key.value), system: key.system, value: key.value, resource: .object(resource))
     }
 
-    /// The specializations the device listed (`code:version`, comma-separated; a 16-bit term
-    /// code is in partition 8, MDC_PART_INFRA), else the generic one.
+    /// The specializations the device listed (``PHDCoding/listedSpecializations(_:)``), else the
+    /// generic one.
     static func specializations(_ metadata: Metadata) -> [JSONValue] {
-        let listed: [(code: UInt32, version: String)] = (metadata[.mdcDeviceSpecializations]?.textValue ?? "")
-            .split(separator: ",").compactMap { entry in
-                let parts = entry.split(separator: ":").map { $0.filter { !$0.isWhitespace } }
-                guard parts.count == 2, let code = UInt32(parts[0]), !parts[1].isEmpty else { return nil }
-                return (code < 1 << 16 ? PHDGuide.specializationPartition << 16 | code : code, parts[1])
-            }
+        let listed = PHDCoding.listedSpecializations(metadata)
         if listed.isEmpty {
             // IEEE 11073-10206-2022 is the first edition of ACOM: a generic device's version is
             // the ACOM version (StructureDefinition.PhdDevice.fsh, specialization.version).

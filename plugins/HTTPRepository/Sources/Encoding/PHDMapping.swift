@@ -310,7 +310,8 @@ private struct BundleBuilder {
 
     /// A series as a sampled-data Observation (PhdRtsaObservation): its quantities on the grid,
     /// in the unit sent, `origin` 0 and `factor` 1 (1.. in the profile), so a data point is the
-    /// value itself. No vital-signs category: R4's vital-signs profiles take only a valueQuantity.
+    /// value itself. A vital sign (a strap's heart rate) has its LOINC code but no vital-signs
+    /// category (``PHDObservation``): R4's vital-signs profiles take only a valueQuantity.
     mutating func add(sampled series: QuantitySeriesSample, grid: SampledDataGrid, patient: String) {
         guard let code = PHDCoding.observationCode(series.type, metadata: series.metadata) else {
             return leftOut.append(.init(type: series.type.identifier, reason: .noCode))
@@ -325,7 +326,8 @@ private struct BundleBuilder {
         }
         let identifier = guideIdentifier(series.device, patient: patient, code: code, metadata: series.metadata)
         var observation = PHDObservation(
-            profile: .rtsa, id: series.id, code: code, vital: nil, start: series.startDate, end: series.endDate,
+            profile: .rtsa, id: series.id, code: code, vital: PHDCoding.vitalSign(code: code, type: series.type),
+            start: series.startDate, end: series.endDate,
             metadata: series.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
         if observation.status.dataAbsentReason == nil {
             observation.fields["valueSampledData"] = .object([

@@ -24,6 +24,13 @@ struct PHDObservation {
     ///   one, then the uuid.
     /// - `status`, `dataAbsentReason`, `interpretation`, `note`: the measurement status.
     /// - `category`: `phd` (1..1), and `vital-signs` with the LOINC code for a vital sign.
+    ///   `code` carries a vital sign's LOINC code whatever its value ("the corresponding LOINC
+    ///   code shall be present in an additional coding element", Nomenclaturecodes.md; of a
+    ///   sample array: "If it is a vital sign, the same FHIR-required LOINC code requirements
+    ///   apply", ProfileConsumers.md, "Periodic measurements"); the `vital-signs` category only
+    ///   when the value is a Quantity: it claims R4's vital-signs profile, whose `value[x]` is
+    ///   only Quantity, and the guide's examples put it only on a `valueQuantity`
+    ///   (bundle-continuousnonin.json), never on a sample array (rtsa-example.json).
     /// - `effectiveDateTime` for an instant, else `effectivePeriod` (1..).
     init(
         profile: PHDGuide.Profile, id: SampleID, code: UInt32, vital: FHIRMapping.Code?, start: Date, end: Date, metadata: Metadata,
@@ -51,13 +58,15 @@ struct PHDObservation {
             ])])]),
         ]
         var codings = [PHDCoding.coding(code)]
-        if let vital, let loinc = vital.loinc {
+        if let vital, let loinc = vital.loinc, profile != .rtsa {
             categories.insert(.object([
                 "coding": .array([.object([
                     "system": .string("http://terminology.hl7.org/CodeSystem/observation-category"), "code": .string("vital-signs"),
                     "display": .string("Vital Signs"),
                 ])]),
             ]), at: 0)
+        }
+        if let vital, let loinc = vital.loinc {
             codings.append(.object(["system": .string("http://loinc.org"), "code": .string(loinc), "display": .string(vital.display)]))
         }
         var concept: [String: JSONValue] = ["coding": .array(codings)]
