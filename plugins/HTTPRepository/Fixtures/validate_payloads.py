@@ -235,10 +235,15 @@ def check_phd_device(resource, where):
 
 
 def check_versions(resource, where, profile):
-    """version[MDCType] 1..*, type from MDCDeviceVersionTypes (PhdDevice.fsh, PhgDevice.fsh)."""
-    versions = resource.get("version", [])
-    rule(any(c.get("code") in VERSION_TYPES for v in versions for c in codings(v.get("type"), MDC)), where,
-         "%s version[MDCType] 1..* with a type from MDCDeviceVersionTypes" % profile)
+    """version[MDCType]: type from MDCDeviceVersionTypes (required; PhdDevice.fsh, PhgDevice.fsh), a
+    value the device reported: "A separate version entry is needed for each of the versions
+    reported by the PHD" (PhdDevice.fsh), never a placeholder. The slice's 1..* is not checked:
+    a device that reports no version has none to map (plugins/HTTPRepository/README.md says why)."""
+    for version in resource.get("version", []):
+        rule(any(c.get("code") in VERSION_TYPES for c in codings(version.get("type"), MDC)), where,
+             "%s version[MDCType].type from MDCDeviceVersionTypes (required)" % profile)
+        rule(version.get("value") not in (None, "", "unknown"), where,
+             "%s version[MDCType].value: a version the device reported, not %r" % (profile, version.get("value")))
 
 
 def check_phg_device(resource, where):

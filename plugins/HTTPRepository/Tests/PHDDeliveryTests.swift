@@ -148,8 +148,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         XCTAssertEqual(running.logs.entries.filter { $0.message.contains("readings of leanBodyMass") }.count, 1)
 
         // The validator is no rubber stamp: the same Bundle without the gateway, with the cuff's
-        // pulse rate coded as an oximeter's, or with the strap's sampled heart rate without its
-        // LOINC code, fails the rule it breaks.
+        // pulse rate coded as an oximeter's, with a placeholder version, or with the strap's
+        // sampled heart rate without its LOINC code, fails the rule it breaks.
         let body = try XCTUnwrap(requests.first?.body as? [String: Any])
         XCTAssertEqual(
             try validate(body, changing: 4) { $0["extension"] = nil },
@@ -160,6 +160,11 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             },
             "invalid: AssertionError: body 0 entry 15 (PhdNumericObservation): the pulse rate of a device of specialization 528391 "
                 + "is MDC 149546 (ProfileConsumers.md, \"The Measurement Type\"), not ['149530']")
+        XCTAssertEqual(
+            try validate(body, changing: 1) { device in
+                device["version"] = [["type": ["coding": [["system": PHDGuide.mdcSystem, "code": "531976"]]], "value": "unknown"]]
+            },
+            "invalid: AssertionError: body 0 entry 1 (PhdDevice): PhdDevice version[MDCType].value: a version the device reported, not 'unknown'")
         XCTAssertEqual(
             try validate(body, changing: 16) { $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "147842"]]] },
             "invalid: AssertionError: body 0 entry 16 (PhdRtsaObservation): a heart rate (MDC 147842) has LOINC 8867-4, "

@@ -176,10 +176,24 @@ final class PHDFormTests: XCTestCase {
         // The local time of unknown offset the scale stamped (2027-01-15T08:01:00 is 853_315_260 s after 2000).
         let identifier = (sent[0]["identifier"] as? [[String: String]])?.first?["value"]
         XCTAssertEqual(identifier, "A09E1A123456-example-188736-853315260")
-        // Device Information gave no version: the required version is a firmware revision "unknown".
+        // Device Information gave no version: the PhdDevice has none (no placeholder), nor has the
+        // PhgDevice of readings that do not say the gateway's version.
         // The specialization is the Weight Scale profile's, as the transcoding white paper gives it.
         let device = try XCTUnwrap(resource(bundle, at: reference(sent[0]["device"])))
-        XCTAssertEqual((device["version"] as? [[String: Any]])?.map { $0["value"] as? String }, ["unknown"])
+        XCTAssertNil(device["version"])
+        let gatewayReference = (sent[0]["extension"] as? [[String: Any]])?.first { $0["url"] as? String == PHDGuide.gatewayDeviceExtension }
+        let gateway = try XCTUnwrap(resource(bundle, at: reference(gatewayReference?["valueReference"])))
+        XCTAssertNil(gateway["version"])
+        // A device that reported only its firmware has that version alone.
+        let firmwareOnly = Device(manufacturer: "A&D", model: "UC-352BLE", firmwareVersion: "1.07", localIdentifier: "A0:9E:1A:12:34:57")
+        let reported = try XCTUnwrap(PHDDeviceMapping.phd(firmwareOnly, metadata: [:])?.resource["version"])
+        XCTAssertEqual(reported, .array([PHDDeviceMapping.version(.firmware, "1.07")]))
+        XCTAssertEqual(reported, .array([.object([
+            "type": .object(["coding": .array([.object([
+                "system": .string(PHDGuide.mdcSystem), "code": .string("531976"), "display": .string("MDC_ID_PROD_SPEC_FW"),
+            ])])]),
+            "value": .string("1.07"),
+        ])]))
         let specialization = try XCTUnwrap((device["specialization"] as? [[String: Any]])?.first)
         XCTAssertEqual(codes(specialization["systemType"], system: PHDGuide.mdcSystem), ["528399"])
         XCTAssertEqual(codings(specialization["systemType"]).first?["display"] as? String, "MDC_DEV_SPEC_PROFILE_SCALE")

@@ -59,8 +59,8 @@ enum PHDDeviceMapping {
     ///   MDC_DEV_SPEC_PROFILE_GENERIC version 1: the gateway maps the device "as if it were" an
     ///   IEEE 11073-10206 device (Non11073PHDDevices.md) and knows no specialization of it (a
     ///   reading stored before readings carried theirs, a GHS sensor that lists none).
-    /// - `version` (1.., required binding MDCDeviceVersionTypes): hardware, software and
-    ///   firmware revisions; a firmware revision `unknown` when none is known.
+    /// - `version` (required binding MDCDeviceVersionTypes): the hardware, software and firmware
+    ///   revisions the device reported, none when it reported none (``versions(_:)``).
     /// - `serialNumber`, `deviceName`, `udiCarrier.deviceIdentifier` when known.
     static func phd(_ device: Device, metadata: Metadata) -> Entry? {
         var identifiers: [JSONValue] = []
@@ -92,8 +92,9 @@ enum PHDDeviceMapping {
                 "text": .string("Personal health device"),
             ]),
             "specialization": .array(specializations(metadata)),
-            "version": .array(versions(device)),
         ]
+        let reported = versions(device)
+        if !reported.isEmpty { resource["version"] = .array(reported) }
         setOrAbsent(&resource, "manufacturer", device.manufacturer)
         setOrAbsent(&resource, "modelNumber", device.model)
         if let serial = metadata.deviceSerialNumber { resource["serialNumber"] = .string(serial) }
@@ -129,25 +130,27 @@ enum PHDDeviceMapping {
         }
     }
 
-    /// The hardware, software and firmware revisions the device gave; a firmware revision with
-    /// its value absent when it gave none (`version` 1..*).
+    /// The hardware, software and firmware revisions the device reported, and nothing when it
+    /// reported none. The guide's versions are what the device reports: "A separate version entry
+    /// is needed for each of the versions reported by the PHD" (PhdDevice.fsh, `version`;
+    /// ProfileConsumers.md: "Not all devices will expose all this information"). Its slice
+    /// `version[MDCType] 1..*` presumes a device that reports one ("PHDs compliant to this IG
+    /// report at least one of these versions"); R4's `version.value` is 1..1, so a version the
+    /// device did not report could only be invented. The README says so.
     static func versions(_ device: Device) -> [JSONValue] {
         let known: [(PHDGuide.VersionType, String?)] = [
             (.hardware, device.hardwareVersion), (.software, device.softwareVersion), (.firmware, device.firmwareVersion),
         ]
-        let present = known.compactMap { type, value in value.map { version(type, $0) } }
-        return present.isEmpty ? [version(.firmware, nil)] : present
+        return known.compactMap { type, value in value.map { version(type, $0) } }
     }
 
-    /// A `version` entry of `type`, its value `value`, or the text `unknown`: R4's
-    /// `Device.version.value` is 1..1, and the validators the tests use (fhir.resources, strict)
-    /// refuse a required primitive that carries only the data-absent-reason extension.
-    static func version(_ type: PHDGuide.VersionType, _ value: String?) -> JSONValue {
+    /// A `version` entry of `type` whose value is `value`.
+    static func version(_ type: PHDGuide.VersionType, _ value: String) -> JSONValue {
         .object([
             "type": .object(["coding": .array([.object([
                 "system": .string(PHDGuide.mdcSystem), "code": .string(type.code), "display": .string(type.reference),
             ])])]),
-            "value": .string(value ?? "unknown"),
+            "value": .string(value),
         ])
     }
 
@@ -159,12 +162,15 @@ enum PHDDeviceMapping {
     /// - `specialization` (1..*): MDC_DEV_SPEC_PROFILE_GENERIC, without a version: the gateway
     ///   takes any device the one MDC table describes (StructureDefinition-PhgDevice-notes.md,
     ///   "Specializations": the generic code, "the `version` element can be left empty").
-    /// - `version` (1..*): healthgate's version as software (MDC_ID_PROD_SPEC_SW), `unknown`
-    ///   when the readings do not say it.
+    /// - `version`: healthgate's version as software (MDC_ID_PROD_SPEC_SW), when the readings
+    ///   say it (the gateway stamps each with it); none when they do not: the guide's notes list
+    ///   it as "`Device.version` = *version* (optional)" (StructureDefinition-PhgDevice-notes.md,
+    ///   "PHG Product Information"), its FSH as `version[MDCType] 1..*`; a version not known is
+    ///   not invented.
     /// - `modelNumber` `healthgate`: the software, as the profile's purpose asks; `deviceName`
     ///   the gateway's name.
     static func phg(name: String, version softwareVersion: String?) -> Entry {
-        let resource: JSONValue = .object([
+        var resource: [String: JSONValue] = [
             "resourceType": .string("Device"),
             "meta": .object(["profile": .array([.string(PHDGuide.Profile.phgDevice.url)])]),
             "identifier": .array([.object(["system": .string(gatewayIdentifierSystem), "value": .string(name)])]),
@@ -179,10 +185,11 @@ enum PHDDeviceMapping {
                     PHDCoding.coding(PHDGuide.genericSpecialization.code, reference: PHDGuide.genericSpecialization.reference),
                 ])]),
             ])]),
-            "version": .array([version(.software, softwareVersion)]),
-        ])
+        ]
+        if let softwareVersion { resource["version"] = .array([version(.software, softwareVersion)]) }
         return Entry(
-            fullUrl: fullUrl(system: gatewayIdentifierSystem, value: name), system: gatewayIdentifierSystem, value: name, resource: resource)
+            fullUrl: fullUrl(system: gatewayIdentifierSystem, value: name), system: gatewayIdentifierSystem, value: name,
+            resource: .object(resource))
     }
 
     /// Sets the primitive `key` to `value`, or, when it is nil, gives it the data-absent-reason
