@@ -240,7 +240,7 @@ let package = Package(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
         .target(
-            name: "HTTPRepository", dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
+            name: "HTTPRepository", dependencies: ["LinuxSystem", "GatewayRuntime", "GatewayTime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CCurl", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Sources", swiftSettings: swiftSettings),
         .target(
             name: "MQTTBroker", dependencies: ["LinuxSystem", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "RemoteSinkKit", "CMosquitto", "AsyncPrimitives"],
@@ -397,7 +397,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPRepositoryTests",
-            dependencies: ["LinuxSystem", "GatewayRuntime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
+            dependencies: ["LinuxSystem", "GatewayRuntime", "GatewayTime", "HTTPRepository", "RemoteSinkKit", "GatewayTesting", "HealthModel", "SampleBus", "HealthStore", "AsyncPrimitives"],
             path: "plugins/HTTPRepository/Tests", swiftSettings: swiftSettings),
         .testTarget(
             name: "MQTTBrokerTests",

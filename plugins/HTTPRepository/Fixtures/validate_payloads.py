@@ -157,6 +157,8 @@ DEVICE_TYPES = {"528385", "528384", "528388", "528390", "528391", "528392", "528
 # ValueSet.MDCDeviceVersionTypes.fsh (required binding of version[MDCType].type).
 VERSION_TYPES = {"531974", "531975", "531976", "531977", "532352", "67912"}
 DATA_ABSENT_EXTENSION = "http://hl7.org/fhir/StructureDefinition/data-absent-reason"
+# ValueSet.MDCTimeSyncMethods.fsh: MDC_TIME_SYNC_NONE 532224 … MDC_TIME_SYNC_GPS 532238.
+TIME_SYNC_METHODS = {str(code) for code in range(532224, 532239)}
 # Heart rates by source: "the pulse rate obtained from a Blood Pressure Cuff (149546) and the pulse
 # rate obtained from a Pulse Oximeter (149530) may be mapped to the LOINC code (8867-4)"
 # (ProfileConsumers.md, "The Measurement Type"); MDC_ECG_HEART_RATE (147842) a heart-rate monitor's.
@@ -247,8 +249,35 @@ def check_versions(resource, where, profile):
 
 
 def check_phg_device(resource, where):
-    """StructureDefinition.PhgDevice.fsh."""
-    rule(len(resource.get("identifier", [])) >= 1, where, "PhgDevice identifier 1..")
+    """StructureDefinition.PhgDevice.fsh: its purpose says "the quantities that are required to be
+    reported are the system identifier, the time synchronization method, the manufacturer and model
+    number (of the software ...)"."""
+    identifiers = resource.get("identifier", [])
+    rule(len(identifiers) >= 1, where, "PhgDevice identifier 1..")
+    typed = {}
+    for identifier in identifiers:
+        for code in [c.get("code") for c in codings(identifier.get("type"), "http://terminology.hl7.org/CodeSystem/ContinuaDeviceIdentifiers")]:
+            typed.setdefault(code, []).append(identifier)
+    rule(len(typed.get("SYSID", [])) == 1, where,
+         "PhgDevice identifier[systemIdIdentifier] (type SYSID): \"PHGs are required to have a system identifier\" (PhgDevice notes)")
+    for identifier in typed.get("SYSID", []):
+        rule(identifier.get("system") == "urn:oid:1.2.840.10004.1.1.1.0.0.1.0.0.1.2680", where,
+             "PhgDevice identifier[systemIdIdentifier].system fixed (exactly)")
+        rule(re.fullmatch(r"[0-9A-F]{2}(-[0-9A-F]{2}){7}", identifier.get("value", "")), where,
+             "PhgDevice identifier[systemIdIdentifier].value an 8-byte HEX string separated by dashes")
+    for identifier in typed.get("ETHMAC", []):
+        rule(identifier.get("system") == "http://hl7.org/fhir/sid/eui-48/ethernet", where,
+             "PhgDevice identifier[macAddressIdentifier].system fixed (exactly)")
+        rule(re.fullmatch(r"[0-9A-F]{2}(-[0-9A-F]{2}){5}", identifier.get("value", "")), where,
+             "PhgDevice identifier[macAddressIdentifier].value an EUI-48 such as 00-E5-DE-AD-77-C8")
+    rule(present(resource, "manufacturer") and present(resource, "modelNumber"), where,
+         "PhgDevice manufacturer and modelNumber (required to be reported, PhgDevice purpose)")
+    sync = [p for p in resource.get("property", []) if any(c.get("code") == "68220" for c in codings(p.get("type"), MDC))]
+    rule(len(sync) == 1, where, "PhgDevice property[timeSyncProperty] (type MDC#68220): the time synchronization method, 0..1, "
+                                "required to be reported (PhgDevice purpose)")
+    values = sync[0].get("valueCode", [])
+    rule(len(values) == 1 and codings(values[0], MDC) and all(c.get("code") in TIME_SYNC_METHODS for c in codings(values[0], MDC)),
+         where, "PhgDevice property[timeSyncProperty].valueCode ..1, coding 1..* from MDCTimeSyncMethods")
     rule(any(c.get("code") == "531981" for c in codings(resource.get("type"), MDC)), where,
          "PhgDevice type.coding[MDCType] system MDC, code 531981 (exactly), 1..1")
     specializations = resource.get("specialization", [])

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayRuntime
 import GatewayTesting
+import GatewayTime
 import HealthModel
 import HealthStore
 @testable import HTTPRepository
@@ -100,10 +101,11 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             .quantity(pulse), .quantitySeries(strapSeries),
         ]
 
-        let running = try await start(configuration {
-            $0.format = .fhirPHD
-            $0.patientReference = "Patient/example"
-        }, records: records)
+        let running = try await start(
+            configuration {
+                $0.format = .fhirPHD
+                $0.patientReference = "Patient/example"
+            }, records: records, hardwareAddress: "dc:a6:32:12:34:56", clockState: .synchronized(maximumErrorSeconds: 0.02))
         let expectedKey = try await firstBatch(of: running).key
         try await waitUntilSent()
         _ = try await store.delete(.ids([spo2.id]))
@@ -129,6 +131,11 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         ])
         // The store kept the text and the attributes, which the Observations carry.
         let resources = entries.compactMap { $0["resource"] as? [String: Any] }
+        // The gateway: its system identifier from the machine's MAC, its clock NTP-synchronised.
+        let gatewayIdentifiers = (resources[0]["identifier"] as? [[String: Any]])?.map { $0["value"] as? String }
+        XCTAssertEqual(gatewayIdentifiers, ["DC-A6-32-FF-FE-12-34-56", "DC-A6-32-12-34-56", "healthgate"])
+        let timeSync = (resources[0]["property"] as? [[String: Any]])?.first?["valueCode"] as? [[String: Any]]
+        XCTAssertEqual((timeSync?.first?["coding"] as? [[String: Any]])?.first?["code"] as? String, "532226")
         // The GHS oximeter's specialization as it listed it; the cuff's (its first reading is the
         // blood pressure) as the Blood Pressure profile gives it.
         let phdDevices = resources.filter { (($0["meta"] as? [String: Any])?["profile"] as? [String])?.first == PHDGuide.Profile.phdDevice.url }
@@ -160,6 +167,10 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             },
             "invalid: AssertionError: body 0 entry 15 (PhdNumericObservation): the pulse rate of a device of specialization 528391 "
                 + "is MDC 149546 (ProfileConsumers.md, \"The Measurement Type\"), not ['149530']")
+        XCTAssertEqual(
+            try validate(body, changing: 0) { gateway in gateway["property"] = nil },
+            "invalid: AssertionError: body 0 entry 0 (PhgDevice): PhgDevice property[timeSyncProperty] (type MDC#68220): "
+                + "the time synchronization method, 0..1, required to be reported (PhgDevice purpose)")
         XCTAssertEqual(
             try validate(body, changing: 1) { device in
                 device["version"] = [["type": ["coding": [["system": PHDGuide.mdcSystem, "code": "531976"]]], "value": "unknown"]]

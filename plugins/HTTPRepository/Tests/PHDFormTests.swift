@@ -1,6 +1,7 @@
 import Foundation
 import GatewayRuntime
 import GatewayTesting
+import GatewayTime
 import HealthModel
 import HealthStore
 import RemoteSinkKit
@@ -326,6 +327,84 @@ final class PHDFormTests: XCTestCase {
         let sent = observations(try bundle([.quantity(first), .quantity(second)]))
         let systems = sent.map { ($0["identifier"] as? [[String: String]] ?? []).compactMap { $0["system"] } }
         XCTAssertEqual(systems, [[PHDGuide.observationIdentifierSystem, "urn:ietf:rfc:3986"], ["urn:ietf:rfc:3986"]])
+    }
+
+    // MARK: The gateway
+
+    /// The PhgDevice carries what its profile's purpose says is "required to be reported": a
+    /// system identifier (an EUI-64 derived from the machine's permanent MAC by inserting FF-FE,
+    /// and the MAC itself as the transport address), the manufacturer and model of the software,
+    /// and the time synchronization method (MDC_TIME_SYNC_PROTOCOL, 68220). A reading another
+    /// gateway stamped names that gateway, of which none of this is known.
+    func testTheGatewayHasItsSystemIdentifierManufacturerAndTimeSynchronization() throws {
+        let facts = PHDGatewayFacts(hardwareAddress: "dc:a6:32:12:34:56", timeSync: .ntpv4)
+        let builder = PayloadBuilder(format: .fhirPHD, patientReference: Self.patient, gatewayName: "clinic-north-3", gatewayFacts: facts)
+        var elsewhere = Self.ghsMetadata
+        elsewhere[.gatewayName] = .string("clinic-south-1")
+        let bundle = try bundle(
+            [.quantity(try sample(.oxygenSaturation, 97, .percent, metadata: Self.ghsMetadata)),
+             .quantity(try sample(.oxygenSaturation, 96, .percent, metadata: elsewhere))],
+            builder: builder)
+        let gatewayEntries = entries(bundle).filter {
+            (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] == [PHDGuide.Profile.phgDevice.url]
+        }
+        XCTAssertEqual(gatewayEntries.count, 2)
+        let gateway = try XCTUnwrap(gatewayEntries[0]["resource"] as? [String: Any])
+        let identifiers = try XCTUnwrap(gateway["identifier"] as? [[String: Any]])
+        XCTAssertEqual(identifiers.map { $0["system"] as? String }, [
+            "urn:oid:1.2.840.10004.1.1.1.0.0.1.0.0.1.2680", "http://hl7.org/fhir/sid/eui-48/ethernet", PHDDeviceMapping.gatewayIdentifierSystem,
+        ])
+        XCTAssertEqual(identifiers.map { $0["value"] as? String }, ["DC-A6-32-FF-FE-12-34-56", "DC-A6-32-12-34-56", "clinic-north-3"])
+        XCTAssertEqual(identifiers.map { codes($0["type"], system: PHDGuide.deviceIdentifierTypeSystem) }, [["SYSID"], ["ETHMAC"], []])
+        // Created unless the server holds it by any of them (one created by name earlier is kept).
+        XCTAssertEqual(
+            (gatewayEntries[0]["request"] as? [String: String])?["ifNoneExist"],
+            "identifier=urn:oid:1.2.840.10004.1.1.1.0.0.1.0.0.1.2680|DC-A6-32-FF-FE-12-34-56,"
+                + "http://hl7.org/fhir/sid/eui-48/ethernet|DC-A6-32-12-34-56,https://healthgate.dev/fhir/NamingSystem/gateway|clinic-north-3")
+        XCTAssertEqual(gateway["manufacturer"] as? String, "healthgate project")
+        XCTAssertEqual(gateway["modelNumber"] as? String, "healthgate")
+        let property = try XCTUnwrap((gateway["property"] as? [[String: Any]])?.first)
+        XCTAssertEqual(codes(property["type"], system: PHDGuide.mdcSystem), ["68220"])
+        XCTAssertEqual((property["valueCode"] as? [Any])?.flatMap { codes($0, system: PHDGuide.mdcSystem) }, ["532226"])
+        XCTAssertEqual(codings((property["valueCode"] as? [Any])?.first).first?["display"] as? String, "MDC_TIME_SYNC_NTPV4")
+        // The other gateway: by its name, no time synchronization known.
+        let other = try XCTUnwrap(gatewayEntries[1]["resource"] as? [String: Any])
+        XCTAssertEqual((other["identifier"] as? [[String: Any]])?.map { $0["value"] as? String }, ["clinic-south-1"])
+        XCTAssertNil(other["property"])
+        // The facts are part of the key: another clock state or address is another request.
+        XCTAssertNotEqual(builder.identity, PayloadBuilder(format: .fhirPHD, patientReference: Self.patient, gatewayName: "clinic-north-3").identity)
+    }
+
+    /// The kernel's word becomes the method: NTP's kernel discipline NTPv4, systemd-timesyncd's
+    /// flag alone SNTP (RFC 4330), an unsynchronised or merely trusted clock none.
+    func testTheTimeSynchronizationMethodFollowsTheClocksState() {
+        XCTAssertEqual(PHDGatewayFacts.TimeSync(.synchronized(maximumErrorSeconds: 0.016)), .ntpv4)
+        XCTAssertEqual(PHDGatewayFacts.TimeSync(.synchronized(maximumErrorSeconds: nil)), .sntpv4)
+        XCTAssertEqual(PHDGatewayFacts.TimeSync(.unsynchronized), .none)
+        XCTAssertEqual(PHDGatewayFacts.TimeSync(.declaredTrusted), .none)
+        XCTAssertEqual([PHDGatewayFacts.TimeSync.ntpv4, .sntpv4, .none].map(\.code.code), [532_226, 532_228, 532_224])
+        // An address that is none (all zeros, not six octets) is no identity.
+        XCTAssertNil(PHDGatewayFacts(hardwareAddress: "00:00:00:00:00:00").systemIdentifier)
+        XCTAssertNil(PHDGatewayFacts(hardwareAddress: "usb-1").systemIdentifier)
+    }
+
+    /// The permanent MAC is the first Ethernet-type interface's, by name, whose address the
+    /// hardware gave it: not the loopback, not a random (privacy) address.
+    func testThePermanentHardwareAddressIsReadFromSysfs() throws {
+        let root = try TestEnvironment.temporaryDirectory("sysfs-net")
+        defer { try? FileManager.default.removeItem(at: root) }
+        func interface(_ name: String, type: String, assign: String, address: String) throws {
+            let directory = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data((type + "\n").utf8).write(to: directory.appendingPathComponent("type"))
+            try Data((assign + "\n").utf8).write(to: directory.appendingPathComponent("addr_assign_type"))
+            try Data((address + "\n").utf8).write(to: directory.appendingPathComponent("address"))
+        }
+        XCTAssertNil(PermanentHardwareAddress.read(root: root.path))
+        try interface("lo", type: "772", assign: "0", address: "00:00:00:00:00:00")
+        try interface("eth0", type: "1", assign: "3", address: "2a:11:22:33:44:55")
+        try interface("wlan0", type: "1", assign: "0", address: "dc:a6:32:12:34:56")
+        XCTAssertEqual(PermanentHardwareAddress.read(root: root.path), "dc:a6:32:12:34:56")
     }
 
     // MARK: Heart rate

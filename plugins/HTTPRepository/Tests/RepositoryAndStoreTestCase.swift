@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTesting
+import GatewayTime
 import HealthModel
 import HealthStore
 @testable import HTTPRepository
@@ -79,17 +80,19 @@ class RepositoryAndStoreTestCase: XCTestCase {
     func start(
         _ configuration: HTTPRepositoryConfiguration, clock: any GatewayClock = SystemClock(),
         variables: [String: String] = [:], records: [HealthRecord] = [], name: String = "repository",
-        transports: [any HTTPTransport]? = nil, participants: [ParticipantCharacteristics] = []
+        transports: [any HTTPTransport]? = nil, participants: [ParticipantCharacteristics] = [],
+        hardwareAddress: String? = nil, clockState: ClockState = .declaredTrusted
     ) async throws -> Running {
         if !records.isEmpty { try await store.write(records) }
         let logs = RecordingLogSink()
         var environment = TestEnvironment.make(
             name: name, clock: clock, directory: directory, variables: variables, logSink: logs, store: store)
         environment.participants = participants
+        environment.clockTrust = FixedClockTrust(clockState)
         let sink = try HTTPRepositorySink(
             settings: configuration.validated(in: environment), environment: environment,
             transports: transports ?? (0..<configuration.maxInFlight).map { _ in CurlTransport(caFile: configuration.caFile) },
-            random: { 0.5 })
+            random: { 0.5 }, hardwareAddress: hardwareAddress)
         let status = StatusBoard().register(name: name, kind: HTTPRepositorySink.kind, role: .sink)
         let shutdown = ShutdownSignal()
         let context = FollowerContext(

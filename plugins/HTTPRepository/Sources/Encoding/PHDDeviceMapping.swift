@@ -10,28 +10,43 @@ import GatewayRuntime
 /// or found (R4 §3.1.0.11.2, transactions). A Device the server holds already is not changed:
 /// what it said when first sent (a firmware version) stays. Pure.
 enum PHDDeviceMapping {
-    /// A Device entry: its `fullUrl`, the identifier it is created by, and the resource.
+    /// A Device entry: its `fullUrl`, the identifiers it is created by, and the resource.
     struct Entry: Hashable {
         var fullUrl: String
-        var system: String
-        var value: String
+        /// The identifiers the server looks for: it creates the Device unless it holds one with
+        /// any of them (the first names the `fullUrl`).
+        var identifiers: [Identifier]
         var resource: JSONValue
 
-        /// The Bundle entry: the resource, created unless the server holds one with the identifier.
+        struct Identifier: Hashable {
+            var system: String
+            var value: String
+        }
+
+        init(identifiers: [Identifier], resource: JSONValue) {
+            // The identifiers of an entry are never empty: each mapping builds one first.
+            let first = identifiers.first ?? Identifier(system: "", value: "")
+            fullUrl = PHDDeviceMapping.fullUrl(system: first.system, value: first.value)
+            self.identifiers = identifiers
+            self.resource = resource
+        }
+
+        /// The Bundle entry: the resource, created unless the server holds one with an identifier.
         var bundleEntry: JSONValue {
             .object([
                 "fullUrl": .string(fullUrl),
                 "resource": resource,
                 "request": .object([
                     "method": .string("POST"), "url": .string("Device"),
-                    "ifNoneExist": .string(PHDMapping.identifierSearch(system: system, value: value)),
+                    "ifNoneExist": .string(PHDMapping.identifierSearch(identifiers.map { ($0.system, $0.value) })),
                 ]),
             ])
         }
     }
 
-    /// The system of the gateway's identifier: its `gatewayName`, healthgate's own (the sink
-    /// knows no EUI-64 or transport address of the machine it runs on).
+    /// The system of the gateway's name as an identifier (its `gatewayName`), healthgate's own:
+    /// what a fleet tells its gateways apart by, and the PhgDevice's only identifier when the
+    /// machine's hardware address is not known.
     static let gatewayIdentifierSystem = "https://healthgate.dev/fhir/NamingSystem/gateway"
 
     /// The `fullUrl` of the Device created by `system` and `value`: a name-based uuid, the same
@@ -104,8 +119,7 @@ enum PHDDeviceMapping {
         if let udi = device.udiDeviceIdentifier {
             resource["udiCarrier"] = .array([.object(["deviceIdentifier": .string(udi)])])
         }
-        return Entry(
-            fullUrl: fullUrl(system: key.system, value: key.value), system: key.system, value: key.value, resource: .object(resource))
+        return Entry(identifiers: [Entry.Identifier(system: key.system, value: key.value)], resource: .object(resource))
     }
 
     /// The specializations the device listed (``PHDCoding/listedSpecializations(_:)``), else the
@@ -156,8 +170,21 @@ enum PHDDeviceMapping {
 
     // MARK: PhgDevice
 
-    /// The PhgDevice of the gateway named `name` running healthgate `version`:
-    /// - `identifier` (1..): the gateway's name in healthgate's system, by which it is created.
+    /// The manufacturer of the PhgDevice: healthgate's, the software's maker (the profile's
+    /// purpose: "the manufacturer and model number (of the software, not necessarily the
+    /// hardware on which the application resides)").
+    static let gatewayManufacturer = "healthgate project"
+
+    /// The PhgDevice of the gateway named `name` running healthgate `version`, with `facts` when
+    /// it is this gateway (nil for a reading another gateway stamped with its name):
+    /// - `identifier` (1..): the system id, an EUI-64 derived from the machine's permanent MAC
+    ///   (``PHDGatewayFacts/systemIdentifier``; "PHGs are required to have a system
+    ///   identifier", StructureDefinition-PhgDevice-notes.md), and that MAC as the
+    ///   `macAddressIdentifier` slice, the transport address it comes from; and the gateway's
+    ///   name in healthgate's system. It is created unless the server holds a Device with any of
+    ///   them (a server that holds it by name keeps that one). Without a MAC, by its name alone.
+    /// - `manufacturer` ``gatewayManufacturer``, `modelNumber` `healthgate`: the software, as the
+    ///   profile's purpose asks; `deviceName` the gateway's name.
     /// - `type` (1..): MDC_MOC_VMS_MDS_AHD, fixed by the profile.
     /// - `specialization` (1..*): MDC_DEV_SPEC_PROFILE_GENERIC, without a version: the gateway
     ///   takes any device the one MDC table describes (StructureDefinition-PhgDevice-notes.md,
@@ -167,18 +194,37 @@ enum PHDDeviceMapping {
     ///   it as "`Device.version` = *version* (optional)" (StructureDefinition-PhgDevice-notes.md,
     ///   "PHG Product Information"), its FSH as `version[MDCType] 1..*`; a version not known is
     ///   not invented.
-    /// - `modelNumber` `healthgate`: the software, as the profile's purpose asks; `deviceName`
-    ///   the gateway's name.
-    static func phg(name: String, version softwareVersion: String?) -> Entry {
+    /// - `property[timeSyncProperty]`: MDC_TIME_SYNC_PROTOCOL (68220) and how the wall clock is
+    ///   synchronised (``PHDGatewayFacts/TimeSync``): "The time synchronization is mapped to a
+    ///   `property` element with as type the MDC code 68220" (StructureDefinition-PhgDevice-notes.md).
+    static func phg(name: String, version softwareVersion: String?, facts: PHDGatewayFacts?) -> Entry {
+        var identifiers: [Entry.Identifier] = []
+        var identifierElements: [JSONValue] = []
+        func identifier(type: (code: String, display: String)?, system: String, value: String) {
+            identifiers.append(Entry.Identifier(system: system, value: value))
+            var element: [String: JSONValue] = ["system": .string(system), "value": .string(value)]
+            if let type {
+                element["type"] = .object(["coding": .array([.object([
+                    "system": .string(PHDGuide.deviceIdentifierTypeSystem), "code": .string(type.code), "display": .string(type.display),
+                ])])])
+            }
+            identifierElements.append(.object(element))
+        }
+        if let systemID = facts?.systemIdentifier, let mac = facts?.eui48 {
+            identifier(type: (PHDGuide.systemIdType, "IEEE 11073 System Identifier"), system: PHDGuide.systemIdSystem, value: systemID)
+            identifier(type: (PHDGuide.ethernetAddressType, "Ethernet MAC address"), system: PHDGuide.ethernetAddressSystem, value: mac)
+        }
+        identifier(type: nil, system: gatewayIdentifierSystem, value: name)
         var resource: [String: JSONValue] = [
             "resourceType": .string("Device"),
             "meta": .object(["profile": .array([.string(PHDGuide.Profile.phgDevice.url)])]),
-            "identifier": .array([.object(["system": .string(gatewayIdentifierSystem), "value": .string(name)])]),
+            "identifier": .array(identifierElements),
             "type": .object([
                 "coding": .array([PHDCoding.coding(PHDGuide.phgDeviceType.code, reference: PHDGuide.phgDeviceType.reference)]),
                 "text": .string("Personal health gateway"),
             ]),
             "deviceName": .array([.object(["name": .string(name), "type": .string("user-friendly-name")])]),
+            "manufacturer": .string(gatewayManufacturer),
             "modelNumber": .string("healthgate"),
             "specialization": .array([.object([
                 "systemType": .object(["coding": .array([
@@ -187,9 +233,15 @@ enum PHDDeviceMapping {
             ])]),
         ]
         if let softwareVersion { resource["version"] = .array([version(.software, softwareVersion)]) }
-        return Entry(
-            fullUrl: fullUrl(system: gatewayIdentifierSystem, value: name), system: gatewayIdentifierSystem, value: name,
-            resource: .object(resource))
+        if let timeSync = facts?.timeSync.code {
+            resource["property"] = .array([.object([
+                "type": .object([
+                    "coding": .array([PHDCoding.coding(PHDGuide.timeSyncProperty.code, reference: PHDGuide.timeSyncProperty.reference)]),
+                ]),
+                "valueCode": .array([.object(["coding": .array([PHDCoding.coding(timeSync.code, reference: timeSync.reference)])])]),
+            ])])
+        }
+        return Entry(identifiers: identifiers, resource: .object(resource))
     }
 
     /// Sets the primitive `key` to `value`, or, when it is nil, gives it the data-absent-reason

@@ -72,6 +72,16 @@ enum PHDGuide {
     /// (StructureDefinition.PhdDevice.fsh).
     static let bluetoothAddressType = "BTMAC"
     static let bluetoothAddressSystem = "http://hl7.org/fhir/sid/eui-48/bluetooth"
+    /// `identifier[systemIdIdentifier]`: type SYSID, the EUI-64 system id, system fixed "(exactly)"
+    /// (StructureDefinition.PhgDevice.fsh, StructureDefinition.PhdDevice.fsh).
+    static let systemIdType = "SYSID"
+    static let systemIdSystem = "urn:oid:1.2.840.10004.1.1.1.0.0.1.0.0.1.2680"
+    /// `identifier[macAddressIdentifier]`: type ETHMAC, the MAC as an EUI-48, system fixed
+    /// "(exactly)" (StructureDefinition.PhgDevice.fsh).
+    static let ethernetAddressType = "ETHMAC"
+    static let ethernetAddressSystem = "http://hl7.org/fhir/sid/eui-48/ethernet"
+    /// `property[timeSyncProperty].type`: MDC_TIME_SYNC_PROTOCOL (StructureDefinition.PhgDevice.fsh).
+    static let timeSyncProperty = (code: UInt32(68_220), reference: "MDC_TIME_SYNC_PROTOCOL")
     /// `Device.type.coding[PhdCode]`: MDC_MOC_VMS_MDS_SIMP, fixed by StructureDefinition.PhdDevice.fsh.
     static let phdDeviceType = (code: UInt32(65573), reference: "MDC_MOC_VMS_MDS_SIMP")
     /// `Device.type.coding[MDCType]`: MDC_MOC_VMS_MDS_AHD, fixed "(exactly)" by StructureDefinition.PhgDevice.fsh.

@@ -74,11 +74,13 @@ enum PHDMapping {
     ///   - form: `series` sends a regular closed series as one sampled-data Observation,
     ///     `expand` each of its quantities.
     ///   - gateway: the gateway's name, for records that do not carry the gateway they came by.
+    ///   - facts: what this gateway knows of itself, for its PhgDevice (not another gateway's).
     ///   - subject: the `Patient/<id>` of a record (the caller sends no record without one).
     static func encode(
-        _ changes: [FollowedChange], form: QuantitySeriesForm, gateway: String, subject: (HealthRecord) -> String?
+        _ changes: [FollowedChange], form: QuantitySeriesForm, gateway: String, facts: PHDGatewayFacts,
+        subject: (HealthRecord) -> String?
     ) -> Encoded {
-        var builder = BundleBuilder(gateway: gateway)
+        var builder = BundleBuilder(gateway: gateway, facts: facts)
         for change in changes {
             switch change {
             case .deleted(let deletion):
@@ -146,6 +148,7 @@ enum PHDMapping {
 /// Collects one Bundle's entries: the Devices (each once) and the Observations.
 private struct BundleBuilder {
     let gateway: String
+    let facts: PHDGatewayFacts
     var devices: [PHDDeviceMapping.Entry] = []
     var gateways: [PHDDeviceMapping.Entry] = []
     var observations: [JSONValue] = []
@@ -153,8 +156,9 @@ private struct BundleBuilder {
     /// The guide identifiers the Bundle's Observations carry.
     var guideIdentifiers: Set<String> = []
 
-    init(gateway: String) {
+    init(gateway: String, facts: PHDGatewayFacts) {
         self.gateway = gateway
+        self.facts = facts
     }
 
     var bundle: JSONValue? {
@@ -358,7 +362,7 @@ private struct BundleBuilder {
         guard let device, let phd = PHDDeviceMapping.phd(device, metadata: metadata) else { return nil }
         let name: String = if case .string(let name)? = metadata[.gatewayName] { name } else { gateway }
         let version: String? = if case .string(let version)? = metadata[.gatewayVersion] { version } else { nil }
-        let phg = PHDDeviceMapping.phg(name: name, version: version)
+        let phg = PHDDeviceMapping.phg(name: name, version: version, facts: name == gateway ? facts : nil)
         let known = devices.first { $0.fullUrl == phd.fullUrl }
         if known == nil { devices.append(phd) }
         let knownGateway = gateways.first { $0.fullUrl == phg.fullUrl }

@@ -41,11 +41,15 @@ public struct PayloadBuilder: Sendable {
     /// For `fhir-phd`: the gateway's name (`gatewayName`), the identifier of the gateway's
     /// Device for readings that do not name the gateway they came by.
     public let gatewayName: String
+    /// For `fhir-phd`: what the gateway knows of itself (its hardware address, how its clock is
+    /// synchronised), for its PhgDevice.
+    public let gatewayFacts: PHDGatewayFacts
 
     public init(
         format: RepositoryFormat, patientReference: String?, quantitySeries: QuantitySeriesForm = .series, patients: [String: String] = [:],
-        users: [String: String] = [:], gatewayName: String = "healthgate"
+        users: [String: String] = [:], gatewayName: String = "healthgate", gatewayFacts: PHDGatewayFacts = PHDGatewayFacts()
     ) {
+        self.gatewayFacts = gatewayFacts
         self.format = format
         self.patientReference = patientReference
         self.quantitySeries = quantitySeries
@@ -67,7 +71,7 @@ public struct PayloadBuilder: Sendable {
     /// Every setting of the builder that shapes a body, as a stable text: the format, the series
     /// form (``QuantitySeriesForm/identity``: none for the bodies of the releases before series)
     /// and, for FHIR, the patient reference (free text, so it comes last); for `fhir-phd` the
-    /// gateway's name too. Part of each batch's key (``HTTPReceiver/payloadIdentity``).
+    /// gateway's name and facts too. Part of each batch's key (``HTTPReceiver/payloadIdentity``).
     public var identity: String {
         switch format {
         case .native:
@@ -80,7 +84,7 @@ public struct PayloadBuilder: Sendable {
             "format=\(format.rawValue)\(form.identity) patient=\(patientReference ?? "")"
                 + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         case .fhirPHD:
-            "format=\(format.rawValue)\(form.identity) gateway=\(gatewayName) patient=\(patientReference ?? "")"
+            "format=\(format.rawValue)\(form.identity) gateway=\(gatewayName) \(gatewayFacts.identity) patient=\(patientReference ?? "")"
                 + patients.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         }
     }
@@ -157,7 +161,7 @@ public struct PayloadBuilder: Sendable {
                     FHIRMapping.bundle(batch.changes.flatMap { FHIRMapping.entries(for: $0, form: form) }) { subject(of: $0) ?? "" }),
                 leftOut: [])
         case .fhirPHD:
-            let encoded = PHDMapping.encode(batch.changes, form: form, gateway: gatewayName) { subject(of: $0) }
+            let encoded = PHDMapping.encode(batch.changes, form: form, gateway: gatewayName, facts: gatewayFacts) { subject(of: $0) }
             return Payload(body: try encoded.bundle.map { try encoder.encode($0) }, leftOut: encoded.leftOut.map(\.description))
         case .openMHealth:
             let points = batch.records.flatMap { OpenMHealthMapping.dataPoints($0, user: $0.person.flatMap { users[$0] }) }

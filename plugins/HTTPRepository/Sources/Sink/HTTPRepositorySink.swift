@@ -3,6 +3,7 @@ import FoundationEssentials
 import HealthStore
 import RemoteSinkKit
 import GatewayRuntime
+import GatewayTime
 public import SampleBus
 
 /// The `http-repository` sink: sends the store's changes (records in their latest version, and
@@ -23,7 +24,8 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
     let follower: Follower
 
     /// Builds the sink from its settings with libcurl transports (one per request in flight);
-    /// libcurl itself is loaded when the sink starts, not here. The catalog's entry point.
+    /// libcurl itself is loaded when the sink starts, not here. The catalog's entry point: for
+    /// `fhir-phd` it reads the machine's permanent hardware address (``PermanentHardwareAddress``).
     /// - Throws: ``PluginConfigurationError`` when the environment has no store.
     public init(settings: HTTPRepositorySettings, environment: PluginEnvironment) throws {
         let library = CurlLibrary()
@@ -32,15 +34,19 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
             transports: (0..<settings.configuration.maxInFlight).map { _ in
                 CurlTransport(library: library, caFile: settings.configuration.caFile)
             },
-            random: { Double.random(in: 0..<1) })
+            random: { Double.random(in: 0..<1) },
+            hardwareAddress: settings.configuration.format == .fhirPHD ? PermanentHardwareAddress.read() : nil)
     }
 
-    /// Builds the sink with injected transports (tests: one that records or fails requests) and
-    /// random source (a value in 0..<1 per call, for the backoff's jitter).
+    /// Builds the sink with injected transports (tests: one that records or fails requests),
+    /// random source (a value in 0..<1 per call, for the backoff's jitter) and, for `fhir-phd`,
+    /// the machine's permanent hardware address (its PhgDevice's system identifier) and the
+    /// clock's synchronisation as `environment.clockTrust` says it now (``PHDGatewayFacts``):
+    /// facts as of the start, which a PhgDevice the server already holds does not change anyway.
     /// - Throws: ``PluginConfigurationError`` when the environment has no store.
     public init(
         settings: HTTPRepositorySettings, environment: PluginEnvironment, transports: [any HTTPTransport],
-        random: @escaping @Sendable () -> Double
+        random: @escaping @Sendable () -> Double, hardwareAddress: String? = nil
     ) throws {
         let configuration = settings.configuration
         self.configuration = configuration
@@ -55,7 +61,9 @@ public struct HTTPRepositorySink: StoreFollower, ConfigurablePlugin {
                 users: Dictionary(
                     environment.participants.compactMap { participant in participant.openMHealthUser.map { (participant.name, $0) } },
                     uniquingKeysWith: { first, _ in first }),
-                gatewayName: environment.gatewayName),
+                gatewayName: environment.gatewayName,
+                gatewayFacts: PHDGatewayFacts(
+                    hardwareAddress: hardwareAddress, timeSync: PHDGatewayFacts.TimeSync(environment.clockTrust.state()))),
             gzip: configuration.gzip, deflate: DeflateLibrary(), timeout: configuration.timeoutSeconds,
             credentials: Credentials(auth: configuration.auth, variables: environment.variables), policy: configuration.retry.policy,
             name: environment.name, transports: TransportPool(transports))
