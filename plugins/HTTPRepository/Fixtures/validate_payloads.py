@@ -22,8 +22,10 @@ fhir-phd: every body is a FHIR R4 transaction Bundle (fhir.resources, strict) of
       validate_fhir_phd): Devices created conditionally by an identifier they carry, Observations
       likewise, each with its profile, the phd category, an MDC code, subject, effective[x], a
       device and a gatewayDevice extension resolving to the Bundle's PhdDevice and PhgDevice, and
-      the value, components or sampled data of its profile; deletions conditional, by identifier
-      or by a series' tag. N counts the Observations and deletions.
+      the value, components or sampled data of its profile; a coincident time stamp
+      (PhdCoincidentTimeStampObservation) of the same device behind any CoincidentTimeStampReference;
+      deletions conditional, by identifier or by a series' tag. N counts the Observations (coincident
+      time stamps too) and deletions.
 Prints "ok N" or the first error, exits 1 on failure.
 """
 import json
@@ -146,7 +148,10 @@ UCUM = "http://unitsofmeasure.org"
 LOINC = "http://loinc.org"
 PHD_PROFILES = {name: PHD + "/StructureDefinition/" + name for name in (
     "PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation", "PhdCodedEnumerationObservation",
-    "PhdStringObservation", "PhdCompoundObservation", "PhdDevice", "PhgDevice")}
+    "PhdStringObservation", "PhdCompoundObservation", "PhdDevice", "PhgDevice", "PhdCoincidentTimeStampObservation")}
+COINCIDENT_EXTENSION = PHD + "/StructureDefinition/CoincidentTimeStampReference"
+# ValueSet.MDCClockTypes.fsh (required binding of the coincident time stamp's code.coding[MDCType]).
+CLOCK_TYPES = {"67975", "68226", "67983", "68072"}
 OBSERVATION_PROFILES = ("PhdNumericObservation", "PhdCompoundNumericObservation", "PhdRtsaObservation",
                         "PhdCodedEnumerationObservation", "PhdStringObservation", "PhdCompoundObservation")
 # ValueSet.DeviceTypes11073MDC.fsh (required binding of specialization.systemType).
@@ -316,7 +321,29 @@ def check_compound(values, absent, components, where, slice_name, kinds, ucum_on
             check_quantity(component["valueQuantity"], where, "component[%s].valueQuantity" % slice_name)
 
 
-def check_phd_observation(resource, where, devices, gateways):
+def check_coincident_time_stamp(resource, where, devices, gateways):
+    """StructureDefinition.PhdCoincidentTimeStampObservation.fsh."""
+    rule(resource.get("status") == "final", where, "status = #final (exactly)")
+    rule(len([c for c in codings(resource.get("code"), MDC) if c.get("code") in CLOCK_TYPES]) == 1, where,
+         "code.coding[MDCType] 1..1 from MDCClockTypes (required)")
+    rule((resource.get("subject") or {}).get("reference") in devices, where, "subject 1.., reference 1..: the Bundle's PhdDevice")
+    rule((resource.get("device") or {}).get("reference") in gateways, where, "device 1.., reference 1..1: the Bundle's PhgDevice")
+    values = [k for k in resource if k.startswith("value")]
+    absent = resource.get("dataAbsentReason")
+    rule(values in (["valueDateTime"], ["valueQuantity"]) or (not values and absent), where,
+         "value[x] only dateTime or Quantity, or dataAbsentReason (TimeFault) for a time fault")
+    if "valueDateTime" in values:
+        rule(re.search(r"(Z|[+-][0-9]{2}:[0-9]{2})$", resource["valueDateTime"]), where,
+             "valueDateTime with an offset (\"FHIR requires the presence of an offset to UTC\", the profile's notes)")
+    if "valueQuantity" in values:
+        quantity = resource["valueQuantity"]
+        rule(quantity.get("system") == UCUM and quantity.get("code") == "us" and isinstance(quantity.get("value"), (int, float)),
+             where, "valueQuantity: \"The relative time is expressed in microseconds\" (UCUM us)")
+    for element in ("derivedFrom", "hasMember", "specimen", "focus"):
+        rule(element not in resource, where, "%s 0..0" % element)
+
+
+def check_phd_observation(resource, where, devices, gateways, coincident):
     """StructureDefinition.PhdBaseObservation.fsh and the profile the Observation claims."""
     profiles = (resource.get("meta") or {}).get("profile", [])
     claimed = [p for p in profiles if p in [PHD_PROFILES[name] for name in OBSERVATION_PROFILES]]
@@ -328,6 +355,15 @@ def check_phd_observation(resource, where, devices, gateways):
     rule(len(gateway) == 1, where, "extension[GatewayDevice] 1..1")
     rule((gateway[0].get("valueReference") or {}).get("reference") in gateways, where,
          "extension[GatewayDevice].valueReference: the Bundle's PhgDevice")
+    # extension[CoincidentTimeStamp] 0..1, value[x] only Reference(PhdCoincidentTimeStampObservation):
+    # the time stamp of the device that measured (its subject is this Observation's device).
+    stamps = [e for e in resource.get("extension", []) if e.get("url") == COINCIDENT_EXTENSION]
+    rule(len(stamps) <= 1, where, "extension[CoincidentTimeStamp] 0..1")
+    for stamp in stamps:
+        target = (stamp.get("valueReference") or {}).get("reference")
+        rule(target in coincident, where, "extension[CoincidentTimeStamp].valueReference: a PhdCoincidentTimeStampObservation of the Bundle")
+        rule(coincident[target] == (resource.get("device") or {}).get("reference"), where,
+             "extension[CoincidentTimeStamp]: the coincident time stamp of the Observation's own device")
     # category[PHD-Observation] 1..1: system and code fixed (exactly).
     phd = [c for concept in resource.get("category", [])
            for c in codings(concept, PHD + "/CodeSystem/PhdObservationCategories") if c.get("code") == "phd"]
@@ -444,8 +480,9 @@ def validate_fhir_phd(bodies):
         bundle = Bundle(body, strict=True)
         assert bundle.type == "transaction", bundle.type
         entries = body["entry"]
-        # Each PhdDevice's fullUrl and its specialization codes; each PhgDevice's fullUrl.
-        devices, gateways = {}, set()
+        # Each PhdDevice's fullUrl and its specialization codes; each PhgDevice's fullUrl; each
+        # coincident time stamp's fullUrl and its subject.
+        devices, gateways, coincident = {}, set(), {}
         for index, entry in enumerate(entries):
             resource = entry.get("resource") or {}
             where = "body %d entry %d" % (number, index)
@@ -460,6 +497,8 @@ def validate_fhir_phd(bodies):
                     check_phd_device(resource, where + " (PhdDevice)")
                     devices[entry.get("fullUrl")] = {c.get("code") for s in resource.get("specialization", [])
                                                      for c in codings(s.get("systemType"), MDC)}
+            elif PHD_PROFILES["PhdCoincidentTimeStampObservation"] in (resource.get("meta") or {}).get("profile", []):
+                coincident[entry.get("fullUrl")] = (resource.get("subject") or {}).get("reference")
         for index, entry in enumerate(entries):
             resource = entry.get("resource")
             where = "body %d entry %d" % (number, index)
@@ -474,7 +513,10 @@ def validate_fhir_phd(bodies):
                 count += 1
             elif resource.get("resourceType") == "Observation":
                 check_conditional_create(entry, resource, where, "Observation")
-                check_phd_observation(resource, where, devices, gateways)
+                if entry.get("fullUrl") in coincident:
+                    check_coincident_time_stamp(resource, where + " (PhdCoincidentTimeStampObservation)", devices, gateways)
+                else:
+                    check_phd_observation(resource, where, devices, gateways, coincident)
                 count += 1
             else:
                 rule(resource.get("resourceType") == "Device", where, "only Devices, Observations and deletions")

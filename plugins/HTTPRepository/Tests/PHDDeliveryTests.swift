@@ -24,23 +24,27 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             id: ids.next(), type: .oxygenSaturation, quantity: Quantity(97, .percent), start: at, end: at, device: oximeter,
             metadata: [
                 .mdcObservationType: .integer(150_456), .mdcUnit: .integer(544), .deviceTimestamp: .string("2027-01-15T07:01:00.250Z"),
-                .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"),
+                .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"), .deviceClock: .bool(true),
             ])
+        // The cuff's clock ran 90 s fast: the gateway moved its readings by −90 s (the Blood
+        // Pressure and Weight Scale profiles' mapper writes the stamp as stated and the offset).
+        let fast: Metadata = [.deviceTimestamp: .string("2027-01-15T08:01:30-00:00"), MetadataKey("healthgate.deviceClockOffsetSeconds"): .double(-90)]
+        func corrected(_ more: Metadata) -> Metadata {
+            var metadata = fast
+            for (key, value) in more { metadata[key] = value }
+            return metadata
+        }
         func pressure(_ type: QuantityType, _ value: Double) throws -> QuantitySample {
             try QuantitySample(id: ids.next(), type: type, quantity: Quantity(value, .millimeterOfMercury), start: at, end: at, device: scale)
         }
         let bloodPressure = try CorrelationSample.bloodPressure(
             id: ids.next(), systolic: pressure(.bloodPressureSystolic, 131), diastolic: pressure(.bloodPressureDiastolic, 84), device: scale,
-            metadata: [
-                .meanArterialPressure: .double(99.7), .deviceTimestamp: .string("2027-01-15T08:00:00-00:00"),
-                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed),
-            ])
+            metadata: corrected([
+                .meanArterialPressure: .double(99.7), .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed),
+            ]))
         let weight = try QuantitySample(
             id: ids.next(), type: .bodyMass, quantity: Quantity(72.4, .kilogram), start: at, end: at, device: scale,
-            metadata: [
-                .deviceTimestamp: .string("2027-01-15T08:01:00-00:00"),
-                .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.weightScale.listed),
-            ])
+            metadata: corrected([.mdcDeviceSpecializations: .string(MDCDeviceSpecialization.weightScale.listed)]))
         let lead = try XCTUnwrap(QuantityType.named("mdc.131330.4274"))
         let ecg = try QuantitySeriesSample(
             id: ids.next(), type: lead, unit: .millivolt,
@@ -66,7 +70,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         // A coded value: a cuff's "cuff loose" (3::240), a simple discrete observation.
         let coded = try QuantitySample(
             id: ids.next(), type: try XCTUnwrap(QuantityType.named("mdc.8410608.512")), quantity: Quantity(196_848, .count), start: at,
-            end: at, device: oximeter, metadata: [.mdcValueKind: .string("code"), .deviceTimestamp: .string("2027-01-15T07:02:00.000Z")])
+            end: at, device: oximeter,
+            metadata: [.mdcValueKind: .string("code"), .deviceTimestamp: .string("2027-01-15T07:02:00.000Z"), .deviceClock: .bool(true)])
         // A string observation, an empty one, and a TLV-encoded one's attributes (GHSObservationMapper's metadata).
         func generic(_ code: UInt32, _ metadata: Metadata) throws -> QuantitySample {
             try QuantitySample(
@@ -83,11 +88,11 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         // strap's heart-rate series on a 1 s grid (MDC_ECG_HEART_RATE, LOINC 8867-4, sampled data).
         let pulse = try QuantitySample(
             id: ids.next(), type: .heartRate, quantity: Quantity(71, .countPerMinute), start: at, end: at, device: scale,
-            metadata: [
+            metadata: corrected([
                 .mdcDeviceSpecializations: .string(MDCDeviceSpecialization.bloodPressure.listed),
                 // A reading the device keeps has a sync identifier: a plain sample, not a series.
-                .syncIdentifier: .string("A0:9E:1A:12:34:56/bloodPressure/2027-01-15T08:00:00/heartRate"),
-            ])
+                .syncIdentifier: .string("A0:9E:1A:12:34:56/bloodPressure/2027-01-15T08:01:30/heartRate"),
+            ]))
         let strap = Device(name: "Polar H10 A1B2C3D4", manufacturer: "Polar Electro Oy", localIdentifier: "C8:2F:3A:11:22:33")
         let strapSeries = try QuantitySeriesSample(
             id: ids.next(), type: .heartRate, unit: .countPerMinute,
@@ -112,8 +117,9 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         try await waitUntilSent()
         try await finish(running)
 
-        // Thirteen Observations and a deletion; the lean body mass has no MDC code.
-        XCTAssertEqual(try validate("fhir-phd"), "ok 14")
+        // Thirteen Observations, the cuff's coincident time stamp and a deletion; the lean body
+        // mass has no MDC code.
+        XCTAssertEqual(try validate("fhir-phd"), "ok 15")
         let requests = server.requests()
         XCTAssertEqual(requests.map(\.method), ["POST", "POST"])
         XCTAssertEqual(requests.first?.headers["Content-Type"], "application/fhir+json")
@@ -121,10 +127,11 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         let first = try XCTUnwrap(requests.first?.body as? [String: Any])
         let entries = try XCTUnwrap(first["entry"] as? [[String: Any]])
         let methods = entries.compactMap { $0["request"] as? [String: String] }.map { "\($0["method"] ?? "") \($0["url"] ?? "")" }
-        XCTAssertEqual(methods, Array(repeating: "POST Device", count: 4) + Array(repeating: "POST Observation", count: 13))
+        XCTAssertEqual(methods, Array(repeating: "POST Device", count: 4) + Array(repeating: "POST Observation", count: 14))
         let profiles = entries.compactMap { (($0["resource"] as? [String: Any])?["meta"] as? [String: Any])?["profile"] as? [String] }.map { $0[0] }
         XCTAssertEqual(profiles.map { $0.split(separator: "/").last.map(String.init) }, [
-            "PhgDevice", "PhdDevice", "PhdDevice", "PhdDevice", "PhdNumericObservation", "PhdCompoundNumericObservation",
+            "PhgDevice", "PhdDevice", "PhdDevice", "PhdDevice", "PhdCoincidentTimeStampObservation", "PhdNumericObservation",
+            "PhdCompoundNumericObservation",
             "PhdNumericObservation", "PhdRtsaObservation", "PhdNumericObservation", "PhdNumericObservation", "PhdNumericObservation",
             "PhdCodedEnumerationObservation", "PhdStringObservation", "PhdStringObservation", "PhdCompoundObservation",
             "PhdNumericObservation", "PhdRtsaObservation",
@@ -136,6 +143,15 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         XCTAssertEqual(gatewayIdentifiers, ["DC-A6-32-FF-FE-12-34-56", "DC-A6-32-12-34-56", "healthgate"])
         let timeSync = (resources[0]["property"] as? [[String: Any]])?.first?["valueCode"] as? [[String: Any]]
         XCTAssertEqual((timeSync?.first?["coding"] as? [[String: Any]])?.first?["code"] as? String, "532226")
+        // One coincident time stamp for the cuff's time base, which its three readings refer to;
+        // the oximeter's readings were dated by its own clock, the strap's had no time stamp.
+        let stampUrl = entries[4]["fullUrl"] as? String
+        XCTAssertEqual(resources[4]["valueDateTime"] as? String, "2027-01-15T08:01:30-00:00")
+        let referring = resources.compactMap { resource in
+            ((resource["extension"] as? [[String: Any]])?.first { $0["url"] as? String == PHDGuide.coincidentTimeStampExtension }?["valueReference"]
+                as? [String: String])?["reference"]
+        }
+        XCTAssertEqual(referring, Array(repeating: stampUrl, count: 3).compactMap { $0 }, "the blood pressure, the weight, the pulse")
         // The GHS oximeter's specialization as it listed it; the cuff's (its first reading is the
         // blood pressure) as the Blood Pressure profile gives it.
         let phdDevices = resources.filter { (($0["meta"] as? [String: Any])?["profile"] as? [String])?.first == PHDGuide.Profile.phdDevice.url }
@@ -159,13 +175,16 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
         // sampled heart rate without its LOINC code, fails the rule it breaks.
         let body = try XCTUnwrap(requests.first?.body as? [String: Any])
         XCTAssertEqual(
-            try validate(body, changing: 4) { $0["extension"] = nil },
-            "invalid: AssertionError: body 0 entry 4 (PhdNumericObservation): extension[GatewayDevice] 1..1")
+            try validate(body, changing: 5) { $0["extension"] = nil },
+            "invalid: AssertionError: body 0 entry 5 (PhdNumericObservation): extension[GatewayDevice] 1..1")
         XCTAssertEqual(
-            try validate(body, changing: 15) {
+            try validate(body, changing: 4) { $0["status"] = "preliminary" },
+            "invalid: AssertionError: body 0 entry 4 (PhdCoincidentTimeStampObservation): status = #final (exactly)")
+        XCTAssertEqual(
+            try validate(body, changing: 16) {
                 $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "149530"], ["system": "http://loinc.org", "code": "8867-4"]]]
             },
-            "invalid: AssertionError: body 0 entry 15 (PhdNumericObservation): the pulse rate of a device of specialization 528391 "
+            "invalid: AssertionError: body 0 entry 16 (PhdNumericObservation): the pulse rate of a device of specialization 528391 "
                 + "is MDC 149546 (ProfileConsumers.md, \"The Measurement Type\"), not ['149530']")
         XCTAssertEqual(
             try validate(body, changing: 0) { gateway in gateway["property"] = nil },
@@ -177,8 +196,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
             },
             "invalid: AssertionError: body 0 entry 1 (PhdDevice): PhdDevice version[MDCType].value: a version the device reported, not 'unknown'")
         XCTAssertEqual(
-            try validate(body, changing: 16) { $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "147842"]]] },
-            "invalid: AssertionError: body 0 entry 16 (PhdRtsaObservation): a heart rate (MDC 147842) has LOINC 8867-4, "
+            try validate(body, changing: 17) { $0["code"] = ["coding": [["system": PHDGuide.mdcSystem, "code": "147842"]]] },
+            "invalid: AssertionError: body 0 entry 17 (PhdRtsaObservation): a heart rate (MDC 147842) has LOINC 8867-4, "
                 + "whatever its value (Nomenclaturecodes.md)")
     }
 

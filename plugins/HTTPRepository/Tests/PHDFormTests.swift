@@ -40,9 +40,23 @@ final class PHDFormTests: XCTestCase {
 
     func entries(_ bundle: [String: Any]) -> [[String: Any]] { bundle["entry"] as? [[String: Any]] ?? [] }
 
-    /// The Observations of a Bundle, in order.
+    /// The Observations of a Bundle's readings, in order (not its Coincident Time Stamps).
     func observations(_ bundle: [String: Any]) -> [[String: Any]] {
-        entries(bundle).compactMap { $0["resource"] as? [String: Any] }.filter { $0["resourceType"] as? String == "Observation" }
+        entries(bundle).compactMap { $0["resource"] as? [String: Any] }.filter {
+            $0["resourceType"] as? String == "Observation" && profiles($0) != [PHDGuide.Profile.coincidentTimeStamp.url]
+        }
+    }
+
+    /// The Coincident Time Stamp Observations of a Bundle, in order.
+    func coincidentTimeStamps(_ bundle: [String: Any]) -> [[String: Any]] {
+        entries(bundle).compactMap { $0["resource"] as? [String: Any] }.filter { profiles($0) == [PHDGuide.Profile.coincidentTimeStamp.url] }
+    }
+
+    func profiles(_ resource: [String: Any]) -> [String]? { (resource["meta"] as? [String: Any])?["profile"] as? [String] }
+
+    /// The reference of an Observation's CoincidentTimeStampReference extension.
+    func coincidentReference(_ observation: [String: Any]) -> String? {
+        reference((observation["extension"] as? [[String: Any]])?.first { $0["url"] as? String == PHDGuide.coincidentTimeStampExtension }?["valueReference"])
     }
 
     /// The resource whose entry's fullUrl is `url`.
@@ -67,9 +81,11 @@ final class PHDFormTests: XCTestCase {
             device: device, metadata: metadata)
     }
 
-    /// What the GHS source writes for a pulse oximeter's SpO2 (GHSObservationMapper.baseMetadata).
+    /// What the GHS source writes for a pulse oximeter's SpO2 (GHSObservationMapper.baseMetadata),
+    /// placed at its own time stamp (`deviceClock`).
     static let ghsMetadata: Metadata = [
         .mdcObservationType: .integer(150_456), .mdcUnit: .integer(544), .deviceTimestamp: .string("2021-11-22T12:56:30.567+01:00"),
+        .deviceClock: .bool(true),
         .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"), .deviceSerialNumber: .string("501900083"),
         .gatewayVersion: .string("1.4.0"),
     ]
@@ -454,6 +470,84 @@ final class PHDFormTests: XCTestCase {
         XCTAssertEqual((observation["valueSampledData"] as? [String: Any])?["data"] as? String, "71 72 72 74")
         let categories = (observation["category"] as? [Any] ?? []).flatMap { codings($0) }.compactMap { $0["code"] as? String }
         XCTAssertEqual(categories, ["phd"])
+    }
+
+    // MARK: Coincident time stamp
+
+    /// A cuff whose clock ran 90 s fast: the gateway corrected its readings by −90 s, so each
+    /// refers to the guide's Coincident Time Stamp Observation (the device's time against the
+    /// gateway's), one for the device's time base however many readings share it, the same in
+    /// every batch.
+    func testAReadingTheGatewayCorrectedRefersToOneCoincidentTimeStampPerTimeBase() throws {
+        // What the Blood Pressure and Weight Scale profiles' mapper writes: the stamp as the device
+        // stated it (local time, offset unknown) and the offset it added.
+        func corrected(stated: String) -> Metadata {
+            [.deviceTimestamp: .string(stated), MetadataKey("healthgate.deviceClockOffsetSeconds"): .double(-90)]
+        }
+        let pressure = try bloodPressure(metadata: corrected(stated: "2027-01-15T08:01:30-00:00"))
+        let weight = try QuantitySample(
+            id: SampleID(UUID()), type: .bodyMass, quantity: Quantity(72.4, .kilogram), start: Self.epoch.addingTimeInterval(60),
+            end: Self.epoch.addingTimeInterval(60), device: Self.scale, metadata: corrected(stated: "2027-01-15T08:02:30-00:00"))
+        let bundle = try bundle([.correlation(pressure), .quantity(weight)])
+        let stamps = coincidentTimeStamps(bundle)
+        XCTAssertEqual(stamps.count, 1, "one per time base")
+        let stamp = try XCTUnwrap(stamps.first)
+        XCTAssertEqual(stamp["status"] as? String, "final")
+        XCTAssertEqual(codes(stamp["code"], system: PHDGuide.mdcSystem), ["67975"])
+        XCTAssertEqual(codings(stamp["code"]).first?["display"] as? String, "MDC_ATTR_TIME_ABS")
+        // The gateway's time and the device's at the same moment: the first reading's.
+        XCTAssertEqual(stamp["effectiveDateTime"] as? String, RFC3339.string(from: Self.epoch))
+        XCTAssertEqual(stamp["valueDateTime"] as? String, "2027-01-15T08:01:30-00:00")
+        let sent = observations(bundle)
+        let device = try XCTUnwrap(reference(sent[0]["device"]))
+        XCTAssertEqual(reference(stamp["subject"]), device, "the PhdDevice")
+        let gateway = (sent[0]["extension"] as? [[String: Any]])?.first { $0["url"] as? String == PHDGuide.gatewayDeviceExtension }
+        XCTAssertEqual(reference(stamp["device"]), reference(gateway?["valueReference"]), "the PhgDevice")
+        let stampEntry = try XCTUnwrap(entries(bundle).first { ($0["resource"] as? [String: Any]).map(profiles) == [PHDGuide.Profile.coincidentTimeStamp.url] })
+        XCTAssertEqual(sent.map(coincidentReference), [stampEntry["fullUrl"] as? String, stampEntry["fullUrl"] as? String])
+        XCTAssertEqual(
+            (stamp["identifier"] as? [[String: String]])?.first,
+            ["system": "https://healthgate.dev/fhir/NamingSystem/coincident-time-stamp", "value": "A0-9E-1A-12-34-56/67975/-90000"])
+        XCTAssertEqual(
+            (stampEntry["request"] as? [String: String])?["ifNoneExist"],
+            "identifier=https://healthgate.dev/fhir/NamingSystem/coincident-time-stamp|A0-9E-1A-12-34-56/67975/-90000")
+        // Another batch on the same time base names the same one: the server keeps the first.
+        let later = try self.bundle([.quantity(weight)])
+        XCTAssertEqual(coincidentReference(observations(later)[0]), stampEntry["fullUrl"] as? String)
+    }
+
+    /// A time the gateway took as the device stated it has no coincident time stamp ("the PHG
+    /// determined that the PHD timestamp is reliable and can be used as is"), nor has a reading
+    /// without a device time stamp: a GHS reading placed at its own time stamp, however its text
+    /// rounds (the +1 ms of #78: .132 stored, .131 written), and a strap's heart rate.
+    func testATimeTakenAsTheDeviceStatedItHasNoCoincidentTimeStamp() throws {
+        var ghs = Self.ghsMetadata
+        ghs[.deviceTimestamp] = .string("2027-01-15T08:00:00.131Z")
+        let placed = try QuantitySample(
+            id: SampleID(UUID()), type: .oxygenSaturation, quantity: Quantity(97, .percent), start: Self.epoch.addingTimeInterval(0.132),
+            end: Self.epoch.addingTimeInterval(0.132), device: Self.oximeter, metadata: ghs)
+        let live = try sample(.heartRate, 64, .countPerMinute, device: Device(localIdentifier: "C8:2F:3A:11:22:33"))
+        let bundle = try bundle([.quantity(placed), .quantity(live)])
+        XCTAssertEqual(coincidentTimeStamps(bundle).count, 0)
+        XCTAssertEqual(observations(bundle).map(coincidentReference), [nil, nil])
+    }
+
+    /// A live GHS reading placed at its reception: a tick counter's pairs the reception with the
+    /// counter in microseconds (MDC_ATTR_TIME_REL); local time without its offset is the device's
+    /// time as stated, `-00:00` (offset unknown), as FHIR's dateTime needs one.
+    func testAReadingPlacedAtItsReceptionPairsTheReceptionWithTheDevicesTime() throws {
+        let ticks = try sample(.oxygenSaturation, 97, .percent, metadata: [.deviceTimestamp: .string("ticks:12345678@0.001")])
+        let local = try sample(.oxygenSaturation, 96, .percent, metadata: [.deviceTimestamp: .string("2027-01-15T09:00:00.250")])
+        let stamps = coincidentTimeStamps(try bundle([.quantity(ticks), .quantity(local)]))
+        XCTAssertEqual(stamps.map { codes($0["code"], system: PHDGuide.mdcSystem) }, [["67983"], ["67975"]])
+        let counter = try XCTUnwrap(stamps[0]["valueQuantity"] as? [String: Any])
+        XCTAssertEqual(counter["value"] as? Double, 12_345_678_000)
+        XCTAssertEqual(counter["code"] as? String, "us")
+        XCTAssertEqual(counter["system"] as? String, "http://unitsofmeasure.org")
+        XCTAssertNil(stamps[0]["valueDateTime"])
+        XCTAssertEqual(stamps[1]["valueDateTime"] as? String, "2027-01-15T09:00:00.250-00:00")
+        XCTAssertEqual(stamps.map { $0["effectiveDateTime"] as? String }, Array(repeating: RFC3339.string(from: Self.epoch), count: 2))
+        XCTAssertEqual((stamps[1]["identifier"] as? [[String: String]])?.first?["value"], "00-1C-05-FF-E8-74/67975/-3600250")
     }
 
     // MARK: Measurement status

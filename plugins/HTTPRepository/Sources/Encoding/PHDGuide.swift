@@ -29,6 +29,8 @@ enum PHDGuide {
         case phdDevice = "PhdDevice"
         /// The gateway (StructureDefinition.PhgDevice.fsh).
         case phgDevice = "PhgDevice"
+        /// The device's time against the gateway's (StructureDefinition.PhdCoincidentTimeStampObservation.fsh).
+        case coincidentTimeStamp = "PhdCoincidentTimeStampObservation"
 
         /// The profile's canonical URL.
         var url: String { "\(PHDGuide.canonical)/StructureDefinition/\(rawValue)" }
@@ -51,6 +53,9 @@ enum PHDGuide {
     /// The extension that references the gateway (PhgDevice), 1..1 in
     /// StructureDefinition.PhdBaseObservation.fsh.
     static let gatewayDeviceExtension = "http://hl7.org/fhir/StructureDefinition/observation-gatewayDevice"
+    /// The extension that references the Coincident Time Stamp Observation, 0..1 in
+    /// StructureDefinition.PhdBaseObservation.fsh (StructureDefinition.CoincidentTimeStampReference.fsh).
+    static let coincidentTimeStampExtension = "\(canonical)/StructureDefinition/CoincidentTimeStampReference"
     /// `component[supplementalTypesComponent].code`: MDC_ATTR_SUPPLEMENTAL_TYPES, fixed "(exactly)"
     /// by StructureDefinition.PhdBaseObservation.fsh.
     static let supplementalTypesCode: UInt32 = 68193

@@ -145,7 +145,8 @@ enum PHDMapping {
     }
 }
 
-/// Collects one Bundle's entries: the Devices (each once) and the Observations.
+/// Collects one Bundle's entries: the Devices and Coincident Time Stamps (each once) and the
+/// Observations.
 private struct BundleBuilder {
     let gateway: String
     let facts: PHDGatewayFacts
@@ -155,6 +156,8 @@ private struct BundleBuilder {
     var leftOut: [PHDMapping.LeftOut] = []
     /// The guide identifiers the Bundle's Observations carry.
     var guideIdentifiers: Set<String> = []
+    /// The Coincident Time Stamp Observations, each once, in the order first referred to.
+    var coincidentTimeStamps: [(fullUrl: String, entry: JSONValue)] = []
 
     init(gateway: String, facts: PHDGatewayFacts) {
         self.gateway = gateway
@@ -162,7 +165,7 @@ private struct BundleBuilder {
     }
 
     var bundle: JSONValue? {
-        let entries = gateways.map(\.bundleEntry) + devices.map(\.bundleEntry) + observations
+        let entries = gateways.map(\.bundleEntry) + devices.map(\.bundleEntry) + coincidentTimeStamps.map(\.entry) + observations
         guard !observations.isEmpty else { return nil }
         return .object(["resourceType": .string("Bundle"), "type": .string("transaction"), "entry": .array(entries)])
     }
@@ -191,7 +194,10 @@ private struct BundleBuilder {
             if form == .series, grid.points.last == series.count - 1 {
                 add(sampled: series, grid: grid, patient: patient)
             } else {
-                for sample in series.quantitySamples { add(numeric: sample, patient: patient) }
+                // Its quantities' time base is the series': the device stamped its start.
+                for sample in series.quantitySamples {
+                    add(numeric: sample, patient: patient, timeBase: (series.startDate, series.metadata))
+                }
             }
         case .heartbeatSeries, .workout:
             return
@@ -200,7 +206,9 @@ private struct BundleBuilder {
 
     // MARK: Observations
 
-    mutating func add(numeric sample: QuantitySample, patient: String) {
+    /// A quantity: a PhdNumericObservation. `timeBase` is the time and metadata the device's
+    /// time stamp belongs to, when not the sample's own (a quantity of a series).
+    mutating func add(numeric sample: QuantitySample, patient: String, timeBase: (start: Date, metadata: Metadata)? = nil) {
         guard let code = PHDCoding.observationCode(sample.type, metadata: sample.metadata) else {
             return leftOut.append(.init(type: sample.type.identifier, reason: .noCode))
         }
@@ -212,9 +220,11 @@ private struct BundleBuilder {
         }
         let vital = PHDCoding.vitalSign(code: code, type: sample.type)
         let identifier = guideIdentifier(sample.device, patient: patient, code: code, metadata: sample.metadata)
+        let base = timeBase ?? (sample.startDate, sample.metadata)
         var observation = PHDObservation(
             profile: .numeric, id: sample.id, code: code, vital: vital, start: sample.startDate, end: sample.endDate,
-            metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
+            metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices,
+            coincidentTimeStamp: coincidentTimeStamp(start: base.start, metadata: base.metadata, devices: devices))
         if observation.status.dataAbsentReason == nil { observation.fields["valueQuantity"] = unit.quantity(value) }
         observations.append(observation.entry)
     }
@@ -265,7 +275,8 @@ private struct BundleBuilder {
         let identifier = guideIdentifier(sample.device, patient: patient, code: code, metadata: sample.metadata)
         var observation = PHDObservation(
             profile: profile, id: sample.id, code: code, vital: nil, start: sample.startDate, end: sample.endDate,
-            metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
+            metadata: sample.metadata, guideIdentifier: identifier, patient: patient, devices: devices,
+            coincidentTimeStamp: coincidentTimeStamp(start: sample.startDate, metadata: sample.metadata, devices: devices))
         if observation.status.dataAbsentReason == nil { value(&observation) }
         observations.append(observation.entry)
     }
@@ -279,7 +290,8 @@ private struct BundleBuilder {
             profile: .compoundNumeric, id: correlation.id, code: code, vital: FHIRMapping.bloodPressurePanel,
             start: correlation.startDate, end: correlation.endDate, metadata: correlation.metadata,
             guideIdentifier: guideIdentifier(correlation.device, patient: patient, code: code, metadata: correlation.metadata),
-            patient: patient, devices: devices)
+            patient: patient, devices: devices,
+            coincidentTimeStamp: coincidentTimeStamp(start: correlation.startDate, metadata: correlation.metadata, devices: devices))
         if observation.status.dataAbsentReason == nil {
             // "These entries are NOT present if a Measurement-Status attribute indicates an
             // error" (PhdCompoundNumericObservation.fsh, component[compound]).
@@ -332,7 +344,8 @@ private struct BundleBuilder {
         var observation = PHDObservation(
             profile: .rtsa, id: series.id, code: code, vital: PHDCoding.vitalSign(code: code, type: series.type),
             start: series.startDate, end: series.endDate,
-            metadata: series.metadata, guideIdentifier: identifier, patient: patient, devices: devices)
+            metadata: series.metadata, guideIdentifier: identifier, patient: patient, devices: devices,
+            coincidentTimeStamp: coincidentTimeStamp(start: series.startDate, metadata: series.metadata, devices: devices))
         if observation.status.dataAbsentReason == nil {
             observation.fields["valueSampledData"] = .object([
                 "origin": unit.quantity(0), "period": .number(grid.periodMilliseconds), "factor": .number(1),
@@ -352,6 +365,18 @@ private struct BundleBuilder {
             guideIdentifiers.insert(value).inserted
         else { return nil }
         return value
+    }
+
+    /// The `fullUrl` of the Coincident Time Stamp Observation of a reading at `start` with
+    /// `metadata` (``PHDCoincidentTimeStamp``), added to the Bundle the first time; nil when the
+    /// gateway did not change the reading's time.
+    mutating func coincidentTimeStamp(
+        start: Date, metadata: Metadata, devices: (phd: PHDDeviceMapping.Entry, phg: PHDDeviceMapping.Entry)
+    ) -> String? {
+        guard let stamp = PHDCoincidentTimeStamp(start: start, metadata: metadata) else { return nil }
+        let made = stamp.entry(devices: devices)
+        if !coincidentTimeStamps.contains(where: { $0.fullUrl == made.fullUrl }) { coincidentTimeStamps.append(made) }
+        return made.fullUrl
     }
 
     // MARK: Devices

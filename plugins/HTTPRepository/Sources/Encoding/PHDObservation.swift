@@ -20,6 +20,8 @@ struct PHDObservation {
     ///   of a series' quantity (what deleting the series finds it by).
     /// - `extension[GatewayDevice]` (1..1), `device` (1..), `subject` (1..): the Bundle's
     ///   PhgDevice, PhdDevice and patient (the PhdDevice for a device setting).
+    /// - `extension[CoincidentTimeStamp]` (0..1): the Coincident Time Stamp Observation at
+    ///   `coincidentTimeStamp` when the gateway changed the reading's time (``PHDCoincidentTimeStamp``).
     /// - `identifier`: the guide's conditional-create identifier `guideIdentifier` when there is
     ///   one, then the uuid.
     /// - `status`, `dataAbsentReason`, `interpretation`, `note`: the measurement status.
@@ -34,7 +36,8 @@ struct PHDObservation {
     /// - `effectiveDateTime` for an instant, else `effectivePeriod` (1..).
     init(
         profile: PHDGuide.Profile, id: SampleID, code: UInt32, vital: FHIRMapping.Code?, start: Date, end: Date, metadata: Metadata,
-        guideIdentifier: String?, patient: String, devices: (phd: PHDDeviceMapping.Entry, phg: PHDDeviceMapping.Entry)
+        guideIdentifier: String?, patient: String, devices: (phd: PHDDeviceMapping.Entry, phg: PHDDeviceMapping.Entry),
+        coincidentTimeStamp: String? = nil
     ) {
         self.id = id
         status = PHDMeasurementStatus(metadata)
@@ -71,12 +74,18 @@ struct PHDObservation {
         }
         var concept: [String: JSONValue] = ["coding": .array(codings)]
         if let text = vital?.display ?? MDCNomenclature.observation(code)?.reference { concept["text"] = .string(text) }
+        var extensions: [JSONValue] = [.object([
+            "url": .string(PHDGuide.gatewayDeviceExtension), "valueReference": .object(["reference": .string(devices.phg.fullUrl)]),
+        ])]
+        if let coincidentTimeStamp {
+            extensions.append(.object([
+                "url": .string(PHDGuide.coincidentTimeStampExtension), "valueReference": .object(["reference": .string(coincidentTimeStamp)]),
+            ]))
+        }
         fields = [
             "resourceType": .string("Observation"),
             "meta": .object(meta),
-            "extension": .array([.object([
-                "url": .string(PHDGuide.gatewayDeviceExtension), "valueReference": .object(["reference": .string(devices.phg.fullUrl)]),
-            ])]),
+            "extension": .array(extensions),
             "identifier": .array(identifiers.map { .object(["system": .string($0.system), "value": .string($0.value)]) }),
             "status": .string(status.observationStatus),
             "category": .array(categories),
