@@ -27,8 +27,8 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
                 .mdcSupplementalTypes: .string("150588"), .mdcDeviceSpecializations: .string("4100:1"), .deviceClock: .bool(true),
             ])
         // The cuff's clock ran 90 s fast: the gateway moved its readings by −90 s (the Blood
-        // Pressure and Weight Scale profiles' mapper writes the stamp as stated and the offset).
-        let fast: Metadata = [.deviceTimestamp: .string("2027-01-15T08:01:30-00:00"), MetadataKey("healthgate.deviceClockOffsetSeconds"): .double(-90)]
+        // Pressure and Weight Scale profiles' mapper keeps the stamp as the device stated it).
+        let fast: Metadata = [.deviceTimestamp: .string("2027-01-15T08:01:30-00:00")]
         func corrected(_ more: Metadata) -> Metadata {
             var metadata = fast
             for (key, value) in more { metadata[key] = value }

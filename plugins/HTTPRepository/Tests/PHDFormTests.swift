@@ -480,10 +480,8 @@ final class PHDFormTests: XCTestCase {
     /// every batch.
     func testAReadingTheGatewayCorrectedRefersToOneCoincidentTimeStampPerTimeBase() throws {
         // What the Blood Pressure and Weight Scale profiles' mapper writes: the stamp as the device
-        // stated it (local time, offset unknown) and the offset it added.
-        func corrected(stated: String) -> Metadata {
-            [.deviceTimestamp: .string(stated), MetadataKey("healthgate.deviceClockOffsetSeconds"): .double(-90)]
-        }
+        // stated it (local time, offset unknown); the reading's time is 90 s earlier.
+        func corrected(stated: String) -> Metadata { [.deviceTimestamp: .string(stated)] }
         let pressure = try bloodPressure(metadata: corrected(stated: "2027-01-15T08:01:30-00:00"))
         let weight = try QuantitySample(
             id: SampleID(UUID()), type: .bodyMass, quantity: Quantity(72.4, .kilogram), start: Self.epoch.addingTimeInterval(60),

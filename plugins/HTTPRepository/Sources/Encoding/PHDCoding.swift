@@ -19,7 +19,7 @@ enum PHDCoding {
     /// The code of a heart rate whose device sent none: the table's row for what the device is.
     /// The guide codes a pulse rate by its source: "the pulse rate obtained from a Blood Pressure
     /// Cuff (149546) and the pulse rate obtained from a Pulse Oximeter (149530)"
-    /// (ProfileConsumers.md, "Observation codes"). A cuff (MDC_DEV_SPEC_PROFILE_BP) sends
+    /// (ProfileConsumers.md, "The Measurement Type"). A cuff (MDC_DEV_SPEC_PROFILE_BP) sends
     /// MDC_PULS_RATE_NON_INV, an oximeter (MDC_DEV_SPEC_PROFILE_PULS_OXIM) MDC_PULS_OXIM_PULS_RATE;
     /// a device that names neither is a heart-rate monitor (a strap over the Heart Rate Service or
     /// ANT+, a machine's grips or strap), mapped "as if" it were an IEEE 11073 device of that

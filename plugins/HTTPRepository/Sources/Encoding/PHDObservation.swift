@@ -61,7 +61,7 @@ struct PHDObservation {
             ])])]),
         ]
         var codings = [PHDCoding.coding(code)]
-        if let vital, let loinc = vital.loinc, profile != .rtsa {
+        if vital?.loinc != nil, profile != .rtsa {
             categories.insert(.object([
                 "coding": .array([.object([
                     "system": .string("http://terminology.hl7.org/CodeSystem/observation-category"), "code": .string("vital-signs"),
