@@ -227,6 +227,14 @@ def check_phd_device(resource, where):
                  "PhdDevice identifier[btmacAddressIdentifier].system fixed (exactly)")
             rule(re.fullmatch(r"[0-9A-F]{2}(-[0-9A-F]{2}){5}", identifier.get("value", "")), where,
                  "PhdDevice identifier[btmacAddressIdentifier].value an EUI-48 such as 00-E5-DE-AD-77-C3")
+    # "Though required by IEEE 11073-10206, it [the system identifier] is not required in the
+    # Bluetooth Low Energy health device specifications. When a PHG encounters such a device it shall
+    # provide a transport address" (StructureDefinition-PhdDevice-notes.md, "System Identifier").
+    bluetooth = [i for i in identifiers if re.fullmatch(r"[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}", i.get("value", ""))]
+    if bluetooth:
+        rule(any("BTMAC" in [c.get("code") for c in codings(i.get("type"), "http://terminology.hl7.org/CodeSystem/ContinuaDeviceIdentifiers")]
+                 for i in identifiers), where,
+             "PhdDevice with a Bluetooth address: identifier[btmacAddressIdentifier], \"it shall provide a transport address\"")
     rule(present(resource, "manufacturer"), where, "PhdDevice manufacturer 1..")
     rule(present(resource, "modelNumber"), where, "PhdDevice modelNumber 1..")
     rule(any(c.get("code") == "65573" for c in codings(resource.get("type"), MDC)), where,

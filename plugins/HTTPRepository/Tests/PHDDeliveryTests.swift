@@ -192,6 +192,12 @@ final class PHDDeliveryTests: RepositoryAndStoreTestCase {
                 + "the time synchronization method, 0..1, required to be reported (PhgDevice purpose)")
         XCTAssertEqual(
             try validate(body, changing: 1) { device in
+                device["identifier"] = [["system": "http://hl7.org/fhir/sid/eui-48/bluetooth", "value": "00-1C-05-FF-E8-74"]]
+            },
+            "invalid: AssertionError: body 0 entry 1 (PhdDevice): PhdDevice with a Bluetooth address: identifier[btmacAddressIdentifier], "
+                + "\"it shall provide a transport address\"")
+        XCTAssertEqual(
+            try validate(body, changing: 1) { device in
                 device["version"] = [["type": ["coding": [["system": PHDGuide.mdcSystem, "code": "531976"]]], "value": "unknown"]]
             },
             "invalid: AssertionError: body 0 entry 1 (PhdDevice): PhdDevice version[MDCType].value: a version the device reported, not 'unknown'")
