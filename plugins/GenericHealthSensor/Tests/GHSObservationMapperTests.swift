@@ -47,6 +47,8 @@ final class GHSObservationMapperTests: XCTestCase {
         XCTAssertEqual(wrong, [])
         let local = GHSTimestamp(flags: 0x38, value: second + 7, timeSource: GHSTimeSource(rawValue: 1), offsetQuarterHours: -20)
         XCTAssertEqual(GHSObservationMapper.deviceTime(local), "2021-11-20T11:50:10.007-05:00")
+        let fine = GHSTimestamp(flags: 0x2E, value: 6_907_242_101_327, timeSource: GHSTimeSource(rawValue: 1), offsetQuarterHours: 0)
+        XCTAssertEqual(GHSObservationMapper.deviceTime(fine), "2021-11-20T11:50:10.1327Z", "a 100 µs clock's fourth digit")
     }
 
     /// A header's TLV attributes are kept in the records' metadata, whatever the class; an empty

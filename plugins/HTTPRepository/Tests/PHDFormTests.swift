@@ -687,13 +687,15 @@ final class PHDFormTests: XCTestCase {
         let steps = try sample(.stepCount, 120, .count, seconds: 60)
         let anonymous = try sample(.oxygenSaturation, 95, .percent, device: nil)
         let spo2 = try sample(.oxygenSaturation, 97, .percent)
-        let records: [HealthRecord] = [.quantity(steps), .quantity(anonymous), .quantity(spo2)]
+        let untyped = try sample(MDCNomenclature.genericType(observation: MDCNomenclature.untypedObservation, unit: 512), 1, .count)
+        let records: [HealthRecord] = [.quantity(steps), .quantity(anonymous), .quantity(spo2), .quantity(untyped)]
         let changes = records.enumerated().map { FollowedChange.stored($1, anchor: Int64($0 + 1)) }
         XCTAssertTrue(changes.allSatisfy(builder.accepts), "taken, so that the sink counts them")
-        let payload = try builder.payload(for: FollowerBatch(after: 0, through: 3, changes: changes, payloadIdentity: builder.identity))
+        let payload = try builder.payload(for: FollowerBatch(after: 0, through: 4, changes: changes, payloadIdentity: builder.identity))
         XCTAssertEqual(payload.leftOut, [
             "stepCount: the MDC table has no IEEE 11073-10101 code for its type",
             "oxygenSaturation: it names no device (a PHD Observation requires one)",
+            "mdc.0.512: the device sent no observation type (a PHD Observation is coded by it)",
         ])
         let body = try XCTUnwrap(payload.body)
         let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])

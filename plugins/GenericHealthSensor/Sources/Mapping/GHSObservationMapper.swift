@@ -357,17 +357,20 @@ public enum GHSObservationMapper {
     }
 
     /// The time stamp as the sensor stated it: RFC 3339 for a time of day (with its offset for
-    /// local time), `ticks:{value}` for a tick counter.
+    /// local time; milliseconds, four digits of the second for a 100 µs clock), `ticks:{value}`
+    /// for a tick counter.
     static func deviceTime(_ timestamp: GHSTimestamp) -> String {
         guard timestamp.secondsSince2000 != nil else { return "ticks:\(timestamp.value)@\(timestamp.resolution.seconds)" }
         // The clock's reading as UTC components, then the designator of the zone it was read in.
         // Whole seconds and milliseconds from the count itself: a Date of .132 may hold
         // .13199996, which a formatter truncates to .131 (#78: the store said .132, this .131).
+        // Milliseconds, or tenths of them for a clock that counts them.
         let units = UInt64(timestamp.resolution.unitsPerSecond)
-        let milliseconds = timestamp.value % units * 1000 / units
+        let fine = timestamp.resolution == .hundredMicroseconds
+        let fraction = timestamp.value % units * (fine ? 10_000 : 1000) / units
         var text = epoch2000.addingTimeInterval(Double(timestamp.value / units)).formatted(Date.ISO8601FormatStyle())
         text.removeLast()  // the "Z"
-        text += String(cFormat: ".%03llu", milliseconds)
+        text += String(cFormat: fine ? ".%04llu" : ".%03llu", fraction)
         guard !timestamp.isUTC else { return text + "Z" }
         guard let offset = timestamp.offsetMinutes else { return text }  // local time of an unknown zone
         return text + (offset < 0 ? "-" : "+") + String(cFormat: "%02ld:%02ld", abs(offset) / 60, abs(offset) % 60)

@@ -8,10 +8,14 @@ import GatewayRuntime
 enum PHDCoding {
     /// The MDC code of a reading of `type`: the code the device sent, else the generic
     /// observation's (`mdc.{observation}.{unit}`), else the table's row for the type (its first
-    /// row: the code a receiver is sent). nil for a type the table has no code for.
+    /// row: the code a receiver is sent). nil for a type the table has no code for, and for an
+    /// observation the device sent without a type (`mdc.0.{unit}`).
     static func observationCode(_ type: QuantityType, metadata: Metadata) -> UInt32? {
         if let sent = metadata[.mdcObservationType]?.textValue.flatMap({ UInt32($0) }) { return sent }
-        if let generic = MDCNomenclature.genericCodes(type.identifier) { return generic.observation }
+        if let generic = MDCNomenclature.genericCodes(type.identifier) {
+            // An observation sent without a type has no code to send.
+            return generic.observation == MDCNomenclature.untypedObservation ? nil : generic.observation
+        }
         if type == .heartRate { return heartRateCode(metadata) }
         return MDCNomenclature.code(for: type)?.code
     }

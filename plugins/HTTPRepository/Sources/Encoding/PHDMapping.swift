@@ -50,6 +50,14 @@ enum PHDMapping {
             case noDevice = "it names no device (a PHD Observation requires one)"
             case noUnit = "the MDC table has no unit for its type"
             case correlation = "the guide has no form for this correlation"
+            case noType = "the device sent no observation type (a PHD Observation is coded by it)"
+
+            /// Why a record of `type` has no code: the device sent none (the generic type of an
+            /// untyped observation, ``HealthModel/MDCNomenclature/untypedObservation``), or the
+            /// table has none for its type.
+            static func withoutCode(_ type: QuantityType) -> Reason {
+                MDCNomenclature.genericCodes(type.identifier)?.observation == MDCNomenclature.untypedObservation ? .noType : .noCode
+            }
         }
 
         var type: String
@@ -210,7 +218,7 @@ private struct BundleBuilder {
     /// time stamp belongs to, when not the sample's own (a quantity of a series).
     mutating func add(numeric sample: QuantitySample, patient: String, timeBase: (start: Date, metadata: Metadata)? = nil) {
         guard let code = PHDCoding.observationCode(sample.type, metadata: sample.metadata) else {
-            return leftOut.append(.init(type: sample.type.identifier, reason: .noCode))
+            return leftOut.append(.init(type: sample.type.identifier, reason: .withoutCode(sample.type)))
         }
         guard let unit = PHDCoding.unit(sample.type, metadata: sample.metadata), let value = unit.value(of: sample.quantity) else {
             return leftOut.append(.init(type: sample.type.identifier, reason: .noUnit))
@@ -267,7 +275,7 @@ private struct BundleBuilder {
         _ sample: QuantitySample, profile: PHDGuide.Profile, patient: String, value: (inout PHDObservation) -> Void
     ) {
         guard let code = PHDCoding.observationCode(sample.type, metadata: sample.metadata) else {
-            return leftOut.append(.init(type: sample.type.identifier, reason: .noCode))
+            return leftOut.append(.init(type: sample.type.identifier, reason: .withoutCode(sample.type)))
         }
         guard let devices = devices(of: sample.device, metadata: sample.metadata) else {
             return leftOut.append(.init(type: sample.type.identifier, reason: .noDevice))
@@ -330,7 +338,7 @@ private struct BundleBuilder {
     /// category (``PHDObservation``): R4's vital-signs profiles take only a valueQuantity.
     mutating func add(sampled series: QuantitySeriesSample, grid: SampledDataGrid, patient: String) {
         guard let code = PHDCoding.observationCode(series.type, metadata: series.metadata) else {
-            return leftOut.append(.init(type: series.type.identifier, reason: .noCode))
+            return leftOut.append(.init(type: series.type.identifier, reason: .withoutCode(series.type)))
         }
         let unit = PHDCoding.unit(series.type, metadata: series.metadata)
         let values = unit.map { unit in series.quantities.compactMap { unit.value(of: Quantity($0.value, series.unit)) } }
