@@ -357,8 +357,8 @@ public enum GHSObservationMapper {
     }
 
     /// The time stamp as the sensor stated it: RFC 3339 for a time of day (with its offset for
-    /// local time; milliseconds, four digits of the second for a 100 µs clock), `ticks:{value}`
-    /// for a tick counter.
+    /// local time; milliseconds, or four decimals of the second for a clock counting tenths of
+    /// milliseconds), `ticks:{value}` for a tick counter.
     static func deviceTime(_ timestamp: GHSTimestamp) -> String {
         guard timestamp.secondsSince2000 != nil else { return "ticks:\(timestamp.value)@\(timestamp.resolution.seconds)" }
         // The clock's reading as UTC components, then the designator of the zone it was read in.
