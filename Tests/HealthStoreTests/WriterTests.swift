@@ -127,6 +127,9 @@ final class WriterTests: StoreTestCase {
         XCTAssertEqual(awaited25.refusedIdentifiers, ["watch-42"])
         let again = try await writer.write([version(2, bpm: 75)])
         XCTAssertEqual([again.ignored, again.refused], [1, 0])  // equal and the same: sent again
+        // The same to 15 digits: a value an earlier release stored with a conversion's noise.
+        let noisy = try await writer.write([version(2, bpm: 75.00000000000001)])
+        XCTAssertEqual([noisy.ignored, noisy.refused], [1, 0])
         XCTAssertEqual(try count("samples"), 1)
         XCTAssertEqual(
             try sqlite3("SELECT s.value, y.sync_version FROM samples s JOIN sample_sync y ON y.anchor = s.anchor"), "75.0|2")

@@ -77,7 +77,10 @@ extension RecordWriter {
         else { return .insert }
         let storedVersion = existing.integer(2) ?? 0
         if version == storedVersion {
-            let same = existing.integer(3) == typeID && existing.double(4) == sample.canonicalValue
+            // Equal to 15 digits: a value stored with a conversion's binary noise (before the
+            // conversions dropped it) is the same reading sent again.
+            let same = existing.integer(3) == typeID
+                && existing.double(4).map(\.withoutConversionNoise) == sample.canonicalValue.withoutConversionNoise
             return same ? .ignore(anchor: anchor) : .refuse(anchor: anchor)
         }
         guard version > storedVersion else { return .ignore(anchor: anchor) }
