@@ -204,7 +204,7 @@ public struct ClinicalRecordMapper: Sendable {
     public func records(
         _ m: GlucoseMeasurement, _ context: Context, measurementContext: GlucoseMeasurementContext? = nil
     ) throws(SampleError) -> [HealthRecord] {
-        guard let value = m.concentration?.number else { return [] }
+        guard let value = m.concentration?.number, let milligrams = m.milligramsPerDeciliter else { return [] }
         var metadata = base(.glucoseMeter, m.timestamp, context, key: "bloodGlucose/\(m.sequenceNumber)")
         if let measurementContext, measurementContext.sequenceNumber == m.sequenceNumber {
             for (key, entry) in measurementContext.metadata { metadata[key] = entry }
@@ -215,7 +215,7 @@ public struct ClinicalRecordMapper: Sendable {
         // The digits the meter sent, without the scaling's binary noise (120 mg/dL, not 119.99999999999999).
         let quantity = m.unit == .molePerLiter
             ? Quantity((value * 1000).withoutConversionNoise, .millimolePerLiterOfGlucose)
-            : Quantity(m.milligramsPerDeciliter ?? value * 100_000, .milligramPerDeciliter)
+            : Quantity(milligrams, .milligramPerDeciliter)
         let time = date(m.timestamp, context)
         return [.quantity(try QuantitySample(
             id: id(for: metadata), type: .bloodGlucose, quantity: quantity, start: time, end: time, device: context.device,
