@@ -101,3 +101,101 @@ static inline int hg_epoll_take(int epfd, uint32_t *masks, uint64_t *keys, int c
     }
     return count;
 }
+
+// Child processes (LinuxSystem's ChildProcess: the exec source's adapters).
+#include <signal.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <sys/syscall.h>
+
+/// The signal numbers ChildProcess sends (SIGTERM, SIGKILL are macros Swift imports; kept here
+/// beside the spawn for one place to read).
+static const int hg_signal_terminate = SIGTERM;
+static const int hg_signal_kill = SIGKILL;
+
+/// Starts `path` with `argv` and `envp` in a new process group whose leader it is, with
+/// `stdin_fd`, `stdout_fd` and `stderr_fd` as its descriptors 0, 1 and 2 and no other descriptor
+/// open, every signal at its default disposition and none blocked, in `directory` (NULL: the
+/// caller's), and, when `change_user` is set, as `uid` and `gid` with the `group_count`
+/// supplementary `groups` (resolved by the caller: the child may only make async-signal-safe
+/// calls between fork and exec, signal-safety(7), and getgrouplist is not one).
+///
+/// Returns the child's pid, or -1 with errno set: the fork's error, or the child's own before
+/// its exec (chdir, setuid, execve), passed back through a close-on-exec pipe that the exec
+/// closes (0 bytes read: the exec happened).
+static inline pid_t hg_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
+                             int stdin_fd, int stdout_fd, int stderr_fd,
+                             int change_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(report[0]);
+        close(report[1]);
+        errno = saved;
+        return -1;
+    }
+    if (pid == 0) {
+        // The child: async-signal-safe calls only, until execve.
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, 0);
+        for (int number = 1; number < NSIG; number++) {
+            if (number != SIGKILL && number != SIGSTOP) signal(number, SIG_DFL);
+        }
+        setpgid(0, 0);
+        // Move the three descriptors above 2 first, so that one of them being 0, 1 or 2 already
+        // (a gateway started with a closed stdin) is not closed by another's dup2.
+        int in = fcntl(stdin_fd, F_DUPFD, 3), out = fcntl(stdout_fd, F_DUPFD, 3), err = fcntl(stderr_fd, F_DUPFD, 3);
+        int code = 0;
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) code = errno;
+        if (code == 0) {
+            int keep = report[1];
+            // Close every descriptor above 2 but the report pipe (close-on-exec), so the adapter
+            // holds no socket, database or device of the gateway's.
+            for (int fd = 3; fd < keep; fd++) close(fd);
+            if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) {
+                for (int fd = keep + 1; fd < 65536; fd++) close(fd);
+            }
+        }
+        if (code == 0 && change_user) {
+            if (setgroups(group_count, groups) != 0 || setgid(gid) != 0 || setuid(uid) != 0) code = errno;
+        }
+        if (code == 0 && directory && chdir(directory) != 0) code = errno;
+        if (code == 0) {
+            execve(path, argv, envp);
+            code = errno;
+        }
+        ssize_t ignored = write(report[1], &code, sizeof code);
+        (void)ignored;
+        _exit(127);
+    }
+    close(report[1]);
+    int code = 0;
+    ssize_t got;
+    do { got = read(report[0], &code, sizeof code); } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == (ssize_t)sizeof code) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        errno = code;
+        return -1;
+    }
+    return pid;
+}
+
+/// waitpid(2) for `pid`, blocking, retrying EINTR. Returns 0 and sets `*exit_code` (the exit
+/// status) or `*signal_number` (the signal that ended it, the other -1), or -1 with errno set.
+static inline int hg_wait_child(pid_t pid, int *exit_code, int *signal_number) {
+    int status;
+    pid_t got;
+    do { got = waitpid(pid, &status, 0); } while (got < 0 && errno == EINTR);
+    if (got < 0) return -1;
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    *signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+    return 0;
+}
+
+/// kill(2) of the process group `group` (its leader's pid).
+static inline int hg_kill_group(pid_t group, int number) { return kill(-group, number); }
