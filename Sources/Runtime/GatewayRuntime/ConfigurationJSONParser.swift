@@ -303,7 +303,7 @@ public struct ConfigurationJSONParser: Sendable {
     }
 
     /// `text` with control characters escaped, for messages.
-    static func printable(_ text: String) -> String {
+    public static func printable(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {

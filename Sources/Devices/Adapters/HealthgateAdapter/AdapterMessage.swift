@@ -1,0 +1,208 @@
+public import GatewayRuntime
+import FoundationEssentials
+
+/// The adapter protocol's constants (docs/adapter-protocol.md).
+public enum AdapterProtocol {
+    /// The version this package speaks.
+    public static let version = 1
+    /// The versions the gateway accepts in an adapter's hello.
+    public static let supportedVersions = [1]
+    /// The longest line the gateway reads unless its configuration says otherwise: 64 KiB.
+    public static let defaultMaxLineBytes = 65_536
+}
+
+/// One message of the adapter protocol: its `type` and its keys, each declared once
+/// (``DeclaredConfiguration``), from which it is decoded (strictly), encoded and described in the
+/// protocol's JSON Schema.
+public protocol AdapterMessageBody: DeclaredConfiguration, Equatable {
+    /// The message's `type`.
+    static var messageType: String { get }
+    /// What it says, for the schema.
+    static var summary: String { get }
+}
+
+extension AdapterMessageBody {
+    /// The message as one line of the protocol: compact JSON with its `type`, and a newline.
+    public var line: [UInt8] {
+        guard case .object(var members) = configurationJSON else { return [] }
+        members["type"] = .string(Self.messageType)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // A JSONValue always encodes (its numbers are finite: a message's are checked where made).
+        guard let data = try? encoder.encode(JSONValue.object(members)) else { return [] }
+        return Array(data) + [0x0A]
+    }
+
+    /// The message's schema: an object with its `type` and its declared keys.
+    public static var messageSchema: ConfigurationSchema {
+        guard case .object(var object) = configurationSchema else { return configurationSchema }
+        object.properties.insert(ConfigurationProperty("type", .constant(messageType), "The message's type"), at: 0)
+        object.required.insert("type", at: 0)
+        object.description = summary
+        return .object(object)
+    }
+
+    /// Decodes the message from `body` (the line's object without its `type`): numbers checked
+    /// against their declared ranges, then decoded strictly.
+    static func decoded(from body: JSONValue) throws(AdapterMessageError) -> Self {
+        do {
+            try configurationSchema.check(body)
+        } catch {
+            throw AdapterMessageError(error.keyPath == ConfigurationKeyPath.topLevel ? error.reason : "\(error.keyPath): \(error.reason)")
+        }
+        do {
+            return try ConfigurationDecoder.decode(Self.self, from: body)
+        } catch let error as DecodingError {
+            let path = error.keyPath
+            throw AdapterMessageError(path == ConfigurationKeyPath.topLevel ? error.reason : "\(path): \(error.reason)")
+        } catch {
+            throw AdapterMessageError(ErrorText.of(error))
+        }
+    }
+}
+
+/// Why a line is no message of the protocol.
+public struct AdapterMessageError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong, naming the key where one is.
+    public var reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// A line's `type` and the rest of its object.
+struct AdapterLine {
+    var type: String
+    var body: JSONValue
+
+    /// Splits `bytes` (one line without its newline).
+    init(_ bytes: some Collection<UInt8>) throws(AdapterMessageError) {
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw AdapterMessageError("the line is not valid UTF-8") }
+        let value: JSONValue
+        do {
+            value = try ConfigurationJSONParser.parse(bytes)
+        } catch {
+            throw AdapterMessageError("not JSON: \(error.reason) at column \(error.column)")
+        }
+        guard case .object(var members) = value else { throw AdapterMessageError("a message is a JSON object, not \(value.inWords)") }
+        guard let type = members.removeValue(forKey: "type") else { throw AdapterMessageError("the message has no \"type\"") }
+        guard case .string(let name) = type else { throw AdapterMessageError("type: expected a string, not \(type.inWords)") }
+        self.type = name
+        body = .object(members)
+    }
+}
+
+/// A message an adapter writes on its stdout.
+public enum AdapterOutput: Sendable, Equatable {
+    case hello(AdapterHello)
+    case device(DeviceMessage)
+    case quantity(QuantityMessage)
+    case correlation(CorrelationMessage)
+    case heartbeats(HeartbeatsMessage)
+    case checkpoint(CheckpointMessage)
+    case log(LogMessage)
+    case status(StatusMessage)
+
+    /// Every message an adapter writes, in the order the schema lists them.
+    public static let bodies: [any AdapterMessageBody.Type] = [
+        AdapterHello.self, DeviceMessage.self, QuantityMessage.self, CorrelationMessage.self, HeartbeatsMessage.self,
+        CheckpointMessage.self, LogMessage.self, StatusMessage.self,
+    ]
+
+    /// Decodes one line (without its newline).
+    /// - Throws: ``AdapterMessageError``: not UTF-8, not JSON, an unknown `type` or key, a
+    ///   missing key, a value of the wrong shape or out of its range.
+    public init(line: some Collection<UInt8>) throws(AdapterMessageError) {
+        let line = try AdapterLine(line)
+        switch line.type {
+        case AdapterHello.messageType: self = .hello(try .decoded(from: line.body))
+        case DeviceMessage.messageType: self = .device(try .decoded(from: line.body))
+        case QuantityMessage.messageType: self = .quantity(try .decoded(from: line.body))
+        case CorrelationMessage.messageType: self = .correlation(try .decoded(from: line.body))
+        case HeartbeatsMessage.messageType: self = .heartbeats(try .decoded(from: line.body))
+        case CheckpointMessage.messageType: self = .checkpoint(try .decoded(from: line.body))
+        case LogMessage.messageType: self = .log(try .decoded(from: line.body))
+        case StatusMessage.messageType: self = .status(try .decoded(from: line.body))
+        default:
+            throw AdapterMessageError(
+                "unknown message type \"\(ConfigurationJSONParser.printable(line.type))\"; an adapter writes "
+                    + Self.bodies.map { "\"\($0.messageType)\"" }.joined(separator: ", "))
+        }
+    }
+
+    /// The message as a line.
+    public var line: [UInt8] {
+        switch self {
+        case .hello(let message): message.line
+        case .device(let message): message.line
+        case .quantity(let message): message.line
+        case .correlation(let message): message.line
+        case .heartbeats(let message): message.line
+        case .checkpoint(let message): message.line
+        case .log(let message): message.line
+        case .status(let message): message.line
+        }
+    }
+}
+
+/// A message the gateway writes on an adapter's stdin.
+public enum GatewayInput: Sendable, Equatable {
+    case hello(GatewayHello)
+    case ack(AckMessage)
+    case refused(RefusedMessage)
+    case error(ErrorMessage)
+    case stop
+    /// A type this version does not know (a later gateway's): an adapter ignores it.
+    case unknown(String)
+
+    /// Every message the gateway writes, in the order the schema lists them.
+    public static let bodies: [any AdapterMessageBody.Type] = [
+        GatewayHello.self, AckMessage.self, RefusedMessage.self, ErrorMessage.self, StopMessage.self,
+    ]
+
+    /// Decodes one line (without its newline).
+    /// - Throws: ``AdapterMessageError`` as ``AdapterOutput/init(line:)`` does, but an unknown
+    ///   `type` is ``unknown(_:)``.
+    public init(line: some Collection<UInt8>) throws(AdapterMessageError) {
+        let line = try AdapterLine(line)
+        switch line.type {
+        case GatewayHello.messageType: self = .hello(try .decoded(from: line.body))
+        case AckMessage.messageType: self = .ack(try .decoded(from: line.body))
+        case RefusedMessage.messageType: self = .refused(try .decoded(from: line.body))
+        case ErrorMessage.messageType: self = .error(try .decoded(from: line.body))
+        case StopMessage.messageType:
+            _ = try StopMessage.decoded(from: line.body)
+            self = .stop
+        default: self = .unknown(line.type)
+        }
+    }
+
+    /// The message as a line.
+    public var line: [UInt8] {
+        switch self {
+        case .hello(let message): message.line
+        case .ack(let message): message.line
+        case .refused(let message): message.line
+        case .error(let message): message.line
+        case .stop: StopMessage().line
+        case .unknown(let type): Array(#"{"type":"\#(type)"}"#.utf8) + [0x0A]
+        }
+    }
+}
+
+extension AdapterProtocol {
+    /// The protocol's JSON Schema (draft 2020-12): every message either way, from the
+    /// declarations the gateway decodes with. `healthgate adapter schema` prints it;
+    /// docs/adapter-protocol.schema.json holds it.
+    public static var schemaDocument: JSONValue {
+        func alternatives(_ bodies: [any AdapterMessageBody.Type]) -> JSONValue {
+            ["oneOf": .array(bodies.map { $0.messageSchema.jsonSchema() })]
+        }
+        return [
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": .string("healthgate adapter protocol, version \(version): one message per line"),
+            "$defs": ["adapterToGateway": alternatives(AdapterOutput.bodies), "gatewayToAdapter": alternatives(GatewayInput.bodies)],
+            "anyOf": [["$ref": "#/$defs/adapterToGateway"], ["$ref": "#/$defs/gatewayToAdapter"]],
+        ]
+    }
+}
