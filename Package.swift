@@ -59,6 +59,9 @@ let package = Package(
         .library(name: "GatewayTesting", targets: ["GatewayTesting"]),
         .library(name: "BLETesting", targets: ["BLETesting"]),
         .library(name: "WorkoutsTesting", targets: ["WorkoutsTesting"]),
+        // For adapters written in Swift: the adapter protocol's messages and the adapter's end
+        // of it (docs/adapter-protocol.md).
+        .library(name: "HealthgateAdapter", targets: ["HealthgateAdapter"]),
     ],
     targets: [
         // MARK: C libraries (system packages, found with pkg-config)
@@ -144,6 +147,18 @@ let package = Package(
         .target(
             name: "BLEProfileKit", dependencies: ["BLETransport", "GatewayRuntime", "GATTDecoding", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"], path: "Sources/Devices/Bluetooth/BLEProfileKit",
             exclude: ["README.md"], swiftSettings: swiftSettings),
+        // The adapter protocol (docs/adapter-protocol.md): its messages, declared once, their
+        // line codec and schema, and an adapter's end of it. The `exec` source and adapters in
+        // Swift (the HealthgateAdapter product) share it.
+        .target(
+            name: "HealthgateAdapter", dependencies: ["GatewayRuntime", "HealthModel"], path: "Sources/Devices/Adapters/HealthgateAdapter",
+            swiftSettings: swiftSettings),
+        // The gateway's end of the adapter protocol: an adapter's run (started, spoken with,
+        // stopped), its readings checked and made records, and the conformance check of
+        // `healthgate adapter check`. The `exec` source (plugins/ExecAdapter) runs on it.
+        .target(
+            name: "AdapterHost", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "HealthgateAdapter", "LinuxSystem", "SampleBus"],
+            path: "Sources/Devices/Adapters/AdapterHost", swiftSettings: swiftSettings),
         .target(name: "Udev", dependencies: ["CUdev", "LinuxSystem", "AsyncPrimitives"], path: "Sources/System/Udev", swiftSettings: swiftSettings),
         // The serial (tty) device family: what every member shares: tty discovery and hot-plug
         // through udev, the opening policy, the framers, the shared configuration keys, and the
@@ -236,6 +251,10 @@ let package = Package(
         .target(
             name: "BroadcastDevices", dependencies: ["BLEAdvertisementKit", "BLETransport", "GatewayRuntime", "HealthModel", "HealthStore", "SampleBus"],
             path: "plugins/BroadcastDevices/Sources", swiftSettings: swiftSettings),
+        // Any device, through an adapter program of its own speaking the adapter protocol.
+        .target(
+            name: "ExecAdapter", dependencies: ["AdapterHost", "GatewayRuntime", "HealthModel", "HealthgateAdapter", "LinuxSystem", "SampleBus"],
+            path: "plugins/ExecAdapter/Sources", swiftSettings: swiftSettings),
         .target(
             name: "SQLiteStore", dependencies: ["GatewayRuntime", "HealthModel", "HealthStore", "SampleBus", "AsyncPrimitives"],
             path: "plugins/SQLiteStore/Sources", swiftSettings: swiftSettings),
@@ -250,7 +269,7 @@ let package = Package(
         .target(
             name: "BuiltinPlugins",
             dependencies: [
-                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "GenericHealthSensor", "BroadcastDevices", "SerialPedometer", "ANTHeartRate", "SQLiteStore",
+                "BLETransport", "BLEProfileKit", "SampleBus", "HeartRateMonitor", "FitnessEquipment", "HealthDevices", "ContinuousGlucose", "GenericHealthSensor", "BroadcastDevices", "SerialPedometer", "ANTHeartRate", "ExecAdapter", "SQLiteStore",
                 "HTTPRepository", "MQTTBroker",
             ],
             path: "Sources/App/BuiltinPlugins", swiftSettings: swiftSettings),
@@ -259,7 +278,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "BLEAdvertisementKit","GatewayTime", 
+                "AdapterHost", "HealthgateAdapter", "BLEAdvertisementKit", "GatewayTime",
                 "BLETransport", "GatewayRuntime", "HealthModel", "SampleBus", "GatewayControl", "Workouts",
                 "AsyncPrimitives", "LinuxSystem", "BLEProfileKit", "BlueZ", "SerialDevices", "Udev", "GATTDecoding",
                 "WebBoard", "Metrics", "WorkoutExport", "HealthStore", "WorkoutRuntime", "WorkoutPresentation", "BuiltinPlugins",

@@ -4,6 +4,7 @@ import BLEProfileKit
 import BroadcastDevices
 public import SampleBus
 import ContinuousGlucose
+import ExecAdapter
 import FitnessEquipment
 import GenericHealthSensor
 import HTTPRepository
@@ -37,6 +38,7 @@ public enum BuiltinCatalog {
             },
             .source(SerialPedometerSource.self),
             .source(ANTHeartRateSource.self),
+            .source(ExecSource.self),
             .sink(SQLiteSink.self),
             .follower(HTTPRepositorySink.self),
             .follower(MQTTBrokerSink.self),

@@ -18,6 +18,7 @@ enum Commands {
             PluginsCommand.command,
             DevicesCommand.command,
             DeadLettersCommand.command,
+            AdapterCommand.command,
         ]
     }
 }
