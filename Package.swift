@@ -377,6 +377,13 @@ let package = Package(
         .testTarget(
             name: "GenericHealthSensorTests", dependencies: ["BLETesting", "BLETransport", "HealthStore", "GatewayRuntime", "GATTDecoding", "BLEProfileKit", "GatewayTesting", "GenericHealthSensor", "HealthModel", "SampleBus"],
             path: "plugins/GenericHealthSensor/Tests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthgateAdapterTests", dependencies: ["HealthgateAdapter", "GatewayRuntime", "GatewayTesting", "HealthModel"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AdapterHostTests",
+            dependencies: ["AdapterHost", "GatewayRuntime", "GatewayTesting", "HealthModel", "HealthStore", "HealthgateAdapter", "LinuxSystem", "SQLiteStore", "SampleBus"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "GatewayTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BlueZTests", dependencies: ["BLETransport", "GatewayRuntime", "BlueZ", "DBus", "BLEProfileKit", "HeartRateMonitor", "HealthDevices", "BroadcastDevices", "GatewayTesting", "SQLiteStore", "HealthModel", "SampleBus", "HealthStore", "LinuxSystem"],

@@ -101,15 +101,8 @@ enum AdapterCommand {
             reads. docs/adapter-protocol.schema.json holds the same text.
             """
     ) { _, context in
-        context.print(schemaText)
+        context.print(AdapterProtocol.schemaText)
         return .success
-    }
-
-    /// The schema as `adapter schema` prints it and docs/adapter-protocol.schema.json holds it.
-    static var schemaText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(AdapterProtocol.schemaDocument)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     /// A new directory of the user's own under TMPDIR (or /tmp).

@@ -6,7 +6,7 @@ enum UnitsCommand {
     static let command = Command(
         name: "units", summary: "Work with HealthKit unit strings.", usage: "units SUBCOMMAND",
         discussion: "Common names are accepted besides HealthKit's unit strings (bpm, lbs, kg, mmol/L, h, miles, …): 'units list' lists them.",
-        subcommands: [convert, list])
+        subcommands: [convert, list, types])
 
     static let convert = Command(
         name: "convert", summary: "Convert a value between compatible units.",
@@ -67,6 +67,29 @@ enum UnitsCommand {
     ) { _, context in
         let rows = UnitAlias.all.map { [$0.unit, $0.meaning, $0.names.joined(separator: ", ")] }
         context.print(TextTable.render(header: ["UNIT", "MEASURES", "ALSO WRITTEN"], rows: rows))
+        return .success
+    }
+
+    static let types = Command(
+        name: "types", summary: "List the quantity types with their units and plausible values.",
+        usage: "units types",
+        discussion: """
+            Each quantity type a reading may have: the unit the store keeps it in (a reading may \
+            come in any unit of that dimension: 'units list'), how its values combine \
+            (cumulative values add up, discrete ones stand alone), whether the store keeps its \
+            readings as quantity series (a stream: a strap's heart rate) or one sample each, and \
+            the values a reading of it \
+            can plausibly have, in that unit: an adapter's reading outside them is refused \
+            (docs/adapter-protocol.md, "Checks").
+            """
+    ) { _, context in
+        let rows = QuantityType.builtIn.map { type in
+            [
+                type.identifier, type.canonicalUnit.unitString, type.aggregationStyle.rawValue, type.seriesPolicy == nil ? "samples" : "series",
+                type.plausibleRange.map { "\(UnitAlias.rounded($0.lowerBound, in: type.canonicalUnit)) to \(UnitAlias.rounded($0.upperBound, in: type.canonicalUnit))" } ?? "any",
+            ]
+        }
+        context.print(TextTable.render(header: ["TYPE", "UNIT", "VALUES", "STORED AS", "PLAUSIBLE"], rows: rows))
         return .success
     }
 }

@@ -19,6 +19,9 @@ public protocol AdapterMessageBody: DeclaredConfiguration, Equatable {
     static var messageType: String { get }
     /// What it says, for the schema.
     static var summary: String { get }
+    /// A message of this type with every key set: the schema's example, and what the schema's
+    /// agreement test breaks in every way.
+    static var example: Self { get }
 }
 
 extension AdapterMessageBody {
@@ -32,6 +35,9 @@ extension AdapterMessageBody {
         guard let data = try? encoder.encode(JSONValue.object(members)) else { return [] }
         return Array(data) + [0x0A]
     }
+
+    /// ``example`` as JSON, without its `type`.
+    public static var exampleJSON: JSONValue { example.configurationJSON }
 
     /// The message's schema: an object with its `type` and its declared keys.
     public static var messageSchema: ConfigurationSchema {
@@ -53,7 +59,13 @@ extension AdapterMessageBody {
         do {
             return try ConfigurationDecoder.decode(Self.self, from: body)
         } catch let error as DecodingError {
-            let path = error.keyPath
+            var path = error.keyPath
+            // An unknown or missing key's reason names the key: the path says where its object is.
+            if let dot = path.lastIndex(where: { $0 == "." }), error.reason.contains("\"\(path[path.index(after: dot)...])\"") {
+                path = String(path[..<dot])
+            } else if !path.contains("."), !path.contains("["), error.reason.contains("\"\(path)\"") {
+                path = ConfigurationKeyPath.topLevel
+            }
             throw AdapterMessageError(path == ConfigurationKeyPath.topLevel ? error.reason : "\(path): \(error.reason)")
         } catch {
             throw AdapterMessageError(ErrorText.of(error))
@@ -204,5 +216,14 @@ extension AdapterProtocol {
             "$defs": ["adapterToGateway": alternatives(AdapterOutput.bodies), "gatewayToAdapter": alternatives(GatewayInput.bodies)],
             "anyOf": [["$ref": "#/$defs/adapterToGateway"], ["$ref": "#/$defs/gatewayToAdapter"]],
         ]
+    }
+
+    /// ``schemaDocument`` as `healthgate adapter schema` prints it and
+    /// docs/adapter-protocol.schema.json holds it: indented, keys sorted.
+    public static var schemaText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // A JSONValue of finite numbers always encodes.
+        return (try? encoder.encode(schemaDocument)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
