@@ -70,14 +70,14 @@ public struct ExecSourceConfiguration: Sendable, Hashable, PluginConfigurationCo
                 keyPath: "command[0]",
                 reason: program.contains("/")
                     ? "\(program) does not exist or is not executable"
-                    : "no executable \(program) in the adapter's PATH (\(variables["PATH"] ?? ""))")
+                    : "\(program) does not exist in the adapter's PATH (\(variables["PATH"] ?? "")) or is not executable")
         }
         var account: ChildProcess.User?
         if let user {
             do {
                 account = try ChildProcess.User.named(user)
             } catch {
-                throw PluginConfigurationError(keyPath: "user", reason: "no user \(user) on this system")
+                throw PluginConfigurationError(keyPath: "user", reason: "the user \(user) does not exist on this system")
             }
             guard ChildProcess.currentUserID == 0 || account?.uid == ChildProcess.currentUserID else {
                 throw PluginConfigurationError(keyPath: "user", reason: "the gateway runs as uid \(ChildProcess.currentUserID), not root: it cannot start the adapter as \(user)")
@@ -85,7 +85,7 @@ public struct ExecSourceConfiguration: Sendable, Hashable, PluginConfigurationCo
         }
         let directory = self.directory ?? environment.paths.statePath
         if let given = self.directory, !FileSystem.isDirectory(given) {
-            throw PluginConfigurationError(keyPath: "directory", reason: "\(given) is not a directory")
+            throw PluginConfigurationError(keyPath: "directory", reason: "\(given) does not exist or is not a directory")
         }
         return AdapterSettings(
             executable: executable, arguments: command, environment: variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" },
