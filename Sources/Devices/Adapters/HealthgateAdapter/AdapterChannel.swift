@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// ```swift
 /// let channel = try AdapterChannel.open(adapter: "line-scale", version: "1.0")
-/// let folder = channel.hello.config["folder"]?.stringValue
-/// try channel.send(QuantityMessage(.bodyMass, value: 72.4, unit: .kilogram, start: "2026-11-30T08:00:00Z", id: "s-1/1"))
+/// let configuration = try channel.hello.configuration(as: MyConfiguration.self)  // a DeclaredConfiguration
+/// try channel.send(QuantityMessage(.bodyMass, value: 72.4, unit: .kilogram, start: "2026-11-30T08:00:00Z", id: "S-1/2026-11-30T08:00:00Z"))
 /// for await message in channel.messages { if case .stop = message { break } }
 /// ```
 ///
@@ -60,8 +60,15 @@ public final class AdapterChannel: Sendable {
     /// Writes `message` as one line on stdout.
     /// - Throws: ``AdapterMessageError`` when stdout is closed (the gateway is gone): the
     ///   adapter should exit.
+    ///
+    /// Blocks while the pipe is full: the gateway reads only as fast as its store takes the
+    /// readings (the protocol's flow control). Call it from a thread of the adapter's own, or
+    /// from a task that may wait.
     public func send(_ message: some AdapterMessageBody) throws(AdapterMessageError) {
-        let bytes = message.line
+        try writeLine(message.line)
+    }
+
+    private func writeLine(_ bytes: [UInt8]) throws(AdapterMessageError) {
         let written = writing.withLock { _ -> Bool in
             var offset = 0
             while offset < bytes.count {
@@ -75,6 +82,12 @@ public final class AdapterChannel: Sendable {
             return true
         }
         guard written else { throw AdapterMessageError("stdout is closed: the gateway is gone") }
+    }
+
+    /// Writes `message`, whichever message it is, as one line on stdout.
+    /// - Throws: ``AdapterMessageError`` when stdout is closed.
+    public func send(_ message: AdapterOutput) throws(AdapterMessageError) {
+        try writeLine(message.line)
     }
 
     /// Writes `text` on stderr, which the gateway logs under the source's name.

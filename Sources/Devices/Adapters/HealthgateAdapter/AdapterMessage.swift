@@ -47,17 +47,22 @@ extension AdapterMessageBody {
         object.description = summary
         return .object(object)
     }
+}
 
-    /// Decodes the message from `body` (the line's object without its `type`): numbers checked
-    /// against their declared ranges, then decoded strictly.
-    static func decoded(from body: JSONValue) throws(AdapterMessageError) -> Self {
+extension DeclaredConfiguration {
+    /// Decodes `value` as the gateway decodes its messages and its configuration: numbers checked
+    /// against their declared ranges, then strictly (an unknown key is an error, with a
+    /// suggestion). For an adapter's own configuration and checkpoint
+    /// (``GatewayHello/configuration(as:)``, ``GatewayHello/checkpoint(as:)``).
+    /// - Throws: ``AdapterMessageError`` naming the key and what is wrong with it.
+    public static func decoded(from value: JSONValue) throws(AdapterMessageError) -> Self {
         do {
-            try configurationSchema.check(body)
+            try configurationSchema.check(value)
         } catch {
             throw AdapterMessageError(error.keyPath == ConfigurationKeyPath.topLevel ? error.reason : "\(error.keyPath): \(error.reason)")
         }
         do {
-            return try ConfigurationDecoder.decode(Self.self, from: body)
+            return try ConfigurationDecoder.decode(Self.self, from: value)
         } catch let error as DecodingError {
             var path = error.keyPath
             // An unknown or missing key's reason names the key: the path says where its object is.
@@ -70,6 +75,22 @@ extension AdapterMessageBody {
         } catch {
             throw AdapterMessageError(ErrorText.of(error))
         }
+    }
+}
+
+extension GatewayHello {
+    /// The adapter's configuration block decoded as `type` (keys declared once, decoded strictly).
+    /// - Throws: ``AdapterMessageError`` naming the key and what is wrong with it.
+    public func configuration<T: DeclaredConfiguration>(as type: T.Type) throws(AdapterMessageError) -> T {
+        try T.decoded(from: config)
+    }
+
+    /// The adapter's last committed checkpoint decoded as `type`; nil when there is none.
+    /// - Throws: ``AdapterMessageError`` when it is not a `type` (another adapter's, or an older
+    ///   version's): the adapter decides whether to start over.
+    public func checkpoint<T: DeclaredConfiguration>(as type: T.Type) throws(AdapterMessageError) -> T? {
+        guard let checkpoint, checkpoint != .null else { return nil }
+        return try T.decoded(from: checkpoint)
     }
 }
 

@@ -1,5 +1,7 @@
-public import GatewayRuntime
-public import HealthModel
+// An adapter that imports HealthgateAdapter gets the values its messages are made of: JSONValue
+// and DeclaredConfiguration (GatewayRuntime), quantity types and units (HealthModel).
+@_exported public import GatewayRuntime
+@_exported public import HealthModel
 
 // What an adapter writes on its stdout (docs/adapter-protocol.md, "Adapter → gateway"). Each
 // message's keys are declared once, here: the gateway decodes with these declarations (strictly:
