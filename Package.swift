@@ -295,7 +295,7 @@ let package = Package(
                 "CSQLite", "SQLiteStore", "BLEProfileKit", "HeartRateMonitor", "SerialPedometer",
                 "HTTPRepository", "RemoteSinkKit", "Workouts", "WorkoutRuntime", "WorkoutPresentation",
                 "WebBoard", "MQTTBroker", "CMosquitto", "ANTHeartRate", "ANTProtocol", "LinuxSystem", "BlueZ",
-                "BroadcastDevices", "DBus", "HealthStoreTesting",
+                "BroadcastDevices", "DBus", "HealthStoreTesting", "AdapterHost", "HealthgateAdapter",
             ],
             path: "Benchmarks/Sources/HealthgateBenchmarks", swiftSettings: swiftSettings,
             // The MQTT benchmark's baseline calls libmosquitto directly (the sink dlopens it).

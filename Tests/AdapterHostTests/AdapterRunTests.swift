@@ -237,6 +237,35 @@ final class AdapterRunTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(Set(sink.records.map(\.id)).count, count, "each once")
     }
 
+    /// As root, the adapter runs as the configured user with that user's groups, in its
+    /// directory, with the environment it was given and nothing else of the gateway's.
+    func testTheAdapterRunsAsItsUserInItsDirectoryWithOnlyItsEnvironment() async throws {
+        guard getuid() == 0 else { throw XCTSkip("changing the adapter's user needs root; this test runs as uid \(getuid())") }
+        let nobody = try ChildProcess.User.named("nobody")
+        setenv("HEALTHGATE_TEST_SECRET", "leaked", 1)
+        defer { unsetenv("HEALTHGATE_TEST_SECRET") }
+        let script = #"printf '{"type":"hello","protocol":1,"adapter":"who"}\n{"type":"log","message":"uid=%s gid=%s dir=%s secret=%s given=%s"}\n' "$(id -u)" "$(id -g)" "$(pwd)" "${HEALTHGATE_TEST_SECRET:-none}" "$GIVEN"; exec cat > /dev/null"#
+        let settings = AdapterSettings(
+            executable: "/bin/sh", arguments: ["sh", "-c", script], environment: ["PATH=/usr/bin:/bin", "GIVEN=yes"], directory: "/tmp",
+            user: nobody)
+        let logs = RecordingLogSink()
+        let bus = SampleBus(sinks: [(name: "sink", queue: QueueConfiguration(), accepts: { _ in true }, status: nil)])
+        let board = StatusBoard()
+        let status = board.register(name: "who", kind: "exec", role: .source)
+        let context = SourceContext(
+            publisher: SamplePublisher(bus: bus, status: status), logger: Logger(label: "who", sink: logs, level: .debug), clock: SystemClock(),
+            status: status)
+        let running = Task { try await AdapterRun(settings: settings, name: "who", gateway: "test", ids: SampleIDGenerator(), context: context).run() }
+        let deadline = Date().addingTimeInterval(10)
+        while !logs.contains("adapter: uid="), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        running.cancel()
+        let outcome = try await running.value
+        XCTAssertEqual(outcome.termination, .exited(0))
+        XCTAssertTrue(
+            logs.contains("adapter: uid=\(nobody.uid) gid=\(nobody.gid) dir=/tmp secret=none given=yes"),
+            logs.entries.map(\.message).joined(separator: "\n"))
+    }
+
     func testACheckpointIsCommittedWithItsReadingsAndAcknowledgedThenHandedBackInTheNextHello() async throws {
         let store = try await HealthStore.open(path: path)
         let environment = TestEnvironment.make(directory: directory, store: store)

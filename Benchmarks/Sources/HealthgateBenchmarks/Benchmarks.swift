@@ -10,7 +10,7 @@ struct HealthgateBenchmarks {
     /// large store first or run for minutes, which run only when named. `--help` lists them, and
     /// Benchmarks/check-results checks that RESULTS.md and the README have each.
     static let benchmarks: [(name: String, inAll: Bool)] = [
-        ("ingest", true), ("decode", true), ("latency", true), ("memory", true), ("http", true), ("mqtt", true),
+        ("ingest", true), ("adapter", true), ("decode", true), ("latency", true), ("memory", true), ("http", true), ("mqtt", true),
         ("board", true), ("ant-class", true), ("advertisements", true),
         ("query", false), ("class-day", false), ("class", false), ("class-end", false), ("migration", false),
         ("class-store", false),
@@ -96,6 +96,7 @@ struct HealthgateBenchmarks {
                 switch name {
                 case "decode": DecodeBenchmark.run(report: &report)
                 case "ingest": try await IngestBenchmark.run(report: &report)
+                case "adapter": try await AdapterBenchmark.run(report: &report)
                 case "class-day": try await ClassDayBenchmark.run(report: &report)
                 case "http": try await HTTPBenchmark.run(report: &report)
                 case "mqtt": try await MQTTBenchmark.run(report: &report)

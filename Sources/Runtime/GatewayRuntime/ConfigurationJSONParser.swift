@@ -131,6 +131,15 @@ public struct ConfigurationJSONParser: Sendable {
 
     private mutating func parseString() throws(SyntaxError) -> String {
         index += 1
+        // Most strings hold no escape and no control character: made from their bytes at once
+        // (an adapter's line is mostly such strings, and it is decoded for every reading).
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[index..<end], as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+            index = end + 1
+            return text
+        }
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
         func flush() throws(SyntaxError) {

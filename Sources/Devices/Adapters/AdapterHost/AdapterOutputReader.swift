@@ -39,6 +39,7 @@ final class AdapterOutputReader: Sendable {
     /// The state of one read-through.
     private struct Progress {
         var converter: AdapterReadingConverter
+        let decoder = AdapterOutputDecoder()
         var pending: [HealthRecord] = []
         var line = 0
         var refused = 0
@@ -112,7 +113,7 @@ final class AdapterOutputReader: Sendable {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
         let message: AdapterOutput
         do {
-            message = try AdapterOutput(line: bytes.last == 0x0D ? Array(bytes.dropLast()) : bytes)
+            message = try progress.decoder.decode(bytes.last == 0x0D ? Array(bytes.dropLast()) : bytes)
         } catch {
             progress.skipped += 1
             let reason = "line \(progress.line): \(error.reason)"

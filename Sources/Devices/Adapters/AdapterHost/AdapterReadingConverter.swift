@@ -24,6 +24,10 @@ public struct AdapterReadingConverter: Sendable {
     public private(set) var devices: [String: Device] = [:]
     /// The serial numbers the adapter gave its devices, by `id`.
     private var serialNumbers: [String: String] = [:]
+    /// The units parsed so far, by their text: an adapter sends a few, each on every reading.
+    /// Bounded: beyond ``unitCacheLimit`` texts a unit is parsed each time.
+    private var units: [String: HealthUnit] = [:]
+    static let unitCacheLimit = 64
     private let ids: SampleIDGenerator
     /// How far ahead of the gateway's clock a reading may be dated.
     public static let futureTolerance: TimeInterval = 86_400
@@ -45,7 +49,7 @@ public struct AdapterReadingConverter: Sendable {
 
     /// The record of `message`, checked, dated no later than a day after `now`.
     /// - Throws: ``AdapterReadingRefusal`` saying what is wrong.
-    public func record(_ message: AdapterOutput, now: Date) throws(AdapterReadingRefusal) -> HealthRecord {
+    public mutating func record(_ message: AdapterOutput, now: Date) throws(AdapterReadingRefusal) -> HealthRecord {
         switch message {
         case .quantity(let quantity):
             let (start, end) = try interval(quantity.start, quantity.end, now: now)
@@ -94,17 +98,22 @@ public struct AdapterReadingConverter: Sendable {
     }
 
     /// A checked quantity sample.
-    private func sample(
+    private mutating func sample(
         id: SampleID, type name: String, value: Double, unit unitString: String, start: Date, end: Date, device: Device?, metadata: Metadata
     ) throws(AdapterReadingRefusal) -> QuantitySample {
         guard let type = QuantityType.builtIn.first(where: { $0.identifier == name }) else {
             throw AdapterReadingRefusal("unknown quantity type \"\(name)\" (healthgate units types lists them)")
         }
         let unit: HealthUnit
-        do {
-            unit = try HealthUnit(unitString)
-        } catch {
-            throw AdapterReadingRefusal("unit \"\(unitString)\": \(error)")
+        if let known = units[unitString] {
+            unit = known
+        } else {
+            do {
+                unit = try HealthUnit(unitString)
+            } catch {
+                throw AdapterReadingRefusal("unit \"\(unitString)\": \(error)")
+            }
+            if units.count < Self.unitCacheLimit { units[unitString] = unit }
         }
         guard type.accepts(unit) else {
             throw AdapterReadingRefusal(

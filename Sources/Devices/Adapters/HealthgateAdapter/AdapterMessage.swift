@@ -56,8 +56,14 @@ extension DeclaredConfiguration {
     /// (``GatewayHello/configuration(as:)``, ``GatewayHello/checkpoint(as:)``).
     /// - Throws: ``AdapterMessageError`` naming the key and what is wrong with it.
     public static func decoded(from value: JSONValue) throws(AdapterMessageError) -> Self {
+        try decoded(from: value, checkedAgainst: configurationSchema)
+    }
+
+    /// ``decoded(from:)`` with the type's schema made once by the caller (a hot loop decodes
+    /// many lines of one type: ``AdapterOutputDecoder``).
+    static func decoded(from value: JSONValue, checkedAgainst schema: ConfigurationSchema) throws(AdapterMessageError) -> Self {
         do {
-            try configurationSchema.check(value)
+            try schema.check(value)
         } catch {
             throw AdapterMessageError(error.keyPath == ConfigurationKeyPath.topLevel ? error.reason : "\(error.keyPath): \(error.reason)")
         }
@@ -146,20 +152,29 @@ public enum AdapterOutput: Sendable, Equatable {
     /// - Throws: ``AdapterMessageError``: not UTF-8, not JSON, an unknown `type` or key, a
     ///   missing key, a value of the wrong shape or out of its range.
     public init(line: some Collection<UInt8>) throws(AdapterMessageError) {
-        let line = try AdapterLine(line)
+        self = try Self.decode(AdapterLine(line)) { $0.configurationSchema }
+    }
+
+    /// The message of `line`, each body checked against the schema `schema` gives for its type.
+    static func decode(
+        _ line: AdapterLine, schema: (any AdapterMessageBody.Type) -> ConfigurationSchema
+    ) throws(AdapterMessageError) -> AdapterOutput {
+        func body<T: AdapterMessageBody>(_ type: T.Type) throws(AdapterMessageError) -> T {
+            try T.decoded(from: line.body, checkedAgainst: schema(type))
+        }
         switch line.type {
-        case AdapterHello.messageType: self = .hello(try .decoded(from: line.body))
-        case DeviceMessage.messageType: self = .device(try .decoded(from: line.body))
-        case QuantityMessage.messageType: self = .quantity(try .decoded(from: line.body))
-        case CorrelationMessage.messageType: self = .correlation(try .decoded(from: line.body))
-        case HeartbeatsMessage.messageType: self = .heartbeats(try .decoded(from: line.body))
-        case CheckpointMessage.messageType: self = .checkpoint(try .decoded(from: line.body))
-        case LogMessage.messageType: self = .log(try .decoded(from: line.body))
-        case StatusMessage.messageType: self = .status(try .decoded(from: line.body))
+        case AdapterHello.messageType: return .hello(try body(AdapterHello.self))
+        case DeviceMessage.messageType: return .device(try body(DeviceMessage.self))
+        case QuantityMessage.messageType: return .quantity(try body(QuantityMessage.self))
+        case CorrelationMessage.messageType: return .correlation(try body(CorrelationMessage.self))
+        case HeartbeatsMessage.messageType: return .heartbeats(try body(HeartbeatsMessage.self))
+        case CheckpointMessage.messageType: return .checkpoint(try body(CheckpointMessage.self))
+        case LogMessage.messageType: return .log(try body(LogMessage.self))
+        case StatusMessage.messageType: return .status(try body(StatusMessage.self))
         default:
             throw AdapterMessageError(
                 "unknown message type \"\(ConfigurationJSONParser.printable(line.type))\"; an adapter writes "
-                    + Self.bodies.map { "\"\($0.messageType)\"" }.joined(separator: ", "))
+                    + bodies.map { "\"\($0.messageType)\"" }.joined(separator: ", "))
         }
     }
 
@@ -175,6 +190,21 @@ public enum AdapterOutput: Sendable, Equatable {
         case .log(let message): message.line
         case .status(let message): message.line
         }
+    }
+}
+
+/// Decodes an adapter's lines, each message type's schema made once: what the gateway's reading
+/// loop uses (``AdapterOutput/init(line:)`` makes the schema of the line's type for each line).
+public struct AdapterOutputDecoder: Sendable {
+    private let schemas: [String: ConfigurationSchema]
+
+    public init() {
+        schemas = Dictionary(uniqueKeysWithValues: AdapterOutput.bodies.map { ($0.messageType, $0.configurationSchema) })
+    }
+
+    /// The message of `line` (without its newline), as ``AdapterOutput/init(line:)`` decodes it.
+    public func decode(_ line: some Collection<UInt8>) throws(AdapterMessageError) -> AdapterOutput {
+        try AdapterOutput.decode(AdapterLine(line)) { schemas[$0.messageType] ?? $0.configurationSchema }
     }
 }
 

@@ -117,7 +117,7 @@ public struct QuantityMessage: AdapterMessageBody, AdapterReading {
             .required("unit", \.unit, .string(minLength: 1, maxLength: 64), "The value's unit: any of the type's dimension (kg, lb, mmHg, count/min…)"),
             .required("start", \.start, dateShape, "When it was measured (RFC 3339, with a zone)"),
             ConfigurationKey("end", \.end, dateShape, "The end of the interval it covers; absent: start"),
-        ] + readingKeys
+        ] + readingKeys(id: \.id, version: \.version, device: \.device, metadata: \.metadata)
     }
 }
 
@@ -179,7 +179,7 @@ public struct CorrelationMessage: AdapterMessageBody, AdapterReading {
             .required("start", \.start, dateShape, "When it was measured (RFC 3339, with a zone)"),
             ConfigurationKey("end", \.end, dateShape, "The end of the interval it covers; absent: start"),
             .required("members", \.members, .array(CorrelationMember.configurationSchema, minItems: 1, maxItems: 64), "The readings measured together"),
-        ] + readingKeys
+        ] + readingKeys(id: \.id, version: \.version, device: \.device, metadata: \.metadata)
     }
 }
 
@@ -225,7 +225,7 @@ public struct HeartbeatsMessage: AdapterMessageBody, AdapterReading {
         [
             .required("start", \.start, dateShape, "The series' start (RFC 3339, with a zone)"),
             .required("beats", \.beats, .array(Beat.configurationSchema, minItems: 1, maxItems: 4096), "The beats, in order"),
-        ] + readingKeys
+        ] + readingKeys(id: \.id, version: \.version, device: \.device, metadata: \.metadata)
     }
 }
 
@@ -304,12 +304,18 @@ public protocol AdapterReading: Sendable {
 }
 
 extension AdapterReading where Self: DeclaredConfiguration {
-    static var readingKeys: [ConfigurationKey<Self>] {
+    /// The keys every reading has, declared once. Each type passes its own key paths: written in
+    /// the concrete type, a key path is made once and kept, while one written here, generic over
+    /// `Self`, would be made again on every decoding of every line.
+    static func readingKeys(
+        id: any WritableKeyPath<Self, String?> & Sendable, version: any WritableKeyPath<Self, Int?> & Sendable,
+        device: any WritableKeyPath<Self, String?> & Sendable, metadata: any WritableKeyPath<Self, JSONValue?> & Sendable
+    ) -> [ConfigurationKey<Self>] {
         [
-            ConfigurationKey("id", \.id, identifierShape, "The adapter's stable identifier of the reading: the same reading sent again has the same id"),
-            ConfigurationKey("version", \.version, .whole(1...Int(Int32.max), unit: "version"), "Its version (default 1): a higher one replaces the stored reading"),
-            ConfigurationKey("device", \.device, identifierShape, "The id of the device message describing its device"),
-            ConfigurationKey("metadata", \.metadata, .delegated, "Extra metadata: an object of strings, numbers and booleans"),
+            ConfigurationKey("id", id, identifierShape, "The adapter's stable identifier of the reading: the same reading sent again has the same id"),
+            ConfigurationKey("version", version, .whole(1...Int(Int32.max), unit: "version"), "Its version (default 1): a higher one replaces the stored reading"),
+            ConfigurationKey("device", device, identifierShape, "The id of the device message describing its device"),
+            ConfigurationKey("metadata", metadata, .delegated, "Extra metadata: an object of strings, numbers and booleans"),
         ]
     }
 }
