@@ -125,6 +125,7 @@ final class AdapterMessageTests: XCTestCase {
         XCTAssertEqual(verdicts.count, lines.count)
         XCTAssertGreaterThan(lines.count, 100)
         for (line, verdict) in zip(lines, verdicts) {
+            assertPlainDecodingAgrees(line.text)
             let decoded: Bool
             if line.adapter {
                 decoded = (try? AdapterOutput(line: Array(line.text.utf8))) != nil
@@ -132,6 +133,24 @@ final class AdapterMessageTests: XCTestCase {
                 decoded = (try? GatewayInput(line: Array(line.text.utf8))) != nil
             }
             XCTAssertEqual(decoded, verdict == "valid", "\(line.text): the schema says \(verdict)")
+        }
+    }
+}
+
+extension AdapterMessageTests {
+    /// A line whose body the plain decoder takes (``DeclaredConfiguration/plainlyDecoded(from:)``)
+    /// is the value the strict decoder gives; one it leaves, the strict decoder decodes or refuses.
+    func assertPlainDecodingAgrees(_ text: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard case .object(var members)? = try? ConfigurationJSONParser.parse(Array(text.utf8)),
+            case .string(let type)? = members.removeValue(forKey: "type")
+        else { return }
+        let body = JSONValue.object(members)
+        func compare<T: AdapterMessageBody>(_: T.Type) {
+            guard let plain = T.plainlyDecoded(from: body) else { return }
+            XCTAssertEqual(plain, try? ConfigurationDecoder.decode(T.self, from: body), text, file: file, line: line)
+        }
+        for body in AdapterOutput.bodies + GatewayInput.bodies where body.messageType == type {
+            compare(body)
         }
     }
 }

@@ -40,6 +40,10 @@ public struct ConfigurationKey<Root>: Sendable {
     /// whose absence its description explains). A required key's is no default: the schema
     /// shows none.
     let value: @Sendable (Root) -> JSONValue?
+    /// Sets the key's value from `json` when it is a plain one the strict decoder takes as it is
+    /// (see ``DeclaredConfiguration/plainlyDecoded(from:)``); false for anything else, which the
+    /// strict decoder then decodes or refuses.
+    let assign: @Sendable (inout Root, JSONValue) -> Bool
 
     /// A key with a default: absent, the property keeps the value the type's `init()` gave it.
     public init<Value: Decodable & ConfigurationValue>(
@@ -50,7 +54,7 @@ public struct ConfigurationKey<Root>: Sendable {
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
-            value: { $0[keyPath: keyPath].configurationJSON })
+            value: { $0[keyPath: keyPath].configurationJSON }, assign: Self.assigning(keyPath))
     }
 
     /// A block of keys of its own (`follow`, `retry`): its shape is its type's declarations,
@@ -64,7 +68,7 @@ public struct ConfigurationKey<Root>: Sendable {
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
-            value: { $0[keyPath: keyPath].configurationJSON })
+            value: { $0[keyPath: keyPath].configurationJSON }, assign: { _, _ in false })
     }
 
     /// An optional key: absent, the property is nil (the description says what that means).
@@ -76,7 +80,7 @@ public struct ConfigurationKey<Root>: Sendable {
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
-            value: { $0[keyPath: keyPath]?.configurationJSON })
+            value: { $0[keyPath: keyPath]?.configurationJSON }, assign: Self.assigning(keyPath))
     }
 
     /// An optional key whose absence means `defaultValue`, applied where the value is used: the
@@ -91,7 +95,7 @@ public struct ConfigurationKey<Root>: Sendable {
             decode: { root, container in
                 if let value = try container.decodeIfPresent(Value.self, forKey: StrictCodingKey(name)) { root[keyPath: keyPath] = value }
             },
-            value: { ($0[keyPath: keyPath] ?? defaultValue).configurationJSON })
+            value: { ($0[keyPath: keyPath] ?? defaultValue).configurationJSON }, assign: Self.assigning(keyPath))
     }
 
     /// A key every configuration must have: its absence is an error naming it.
@@ -101,7 +105,7 @@ public struct ConfigurationKey<Root>: Sendable {
         ConfigurationKey(
             name: name, role: .required, shape: { _ in schema }, description: description,
             decode: { root, container in root[keyPath: keyPath] = try container.decode(Value.self, forKey: StrictCodingKey(name)) },
-            value: { $0[keyPath: keyPath].configurationJSON })
+            value: { $0[keyPath: keyPath].configurationJSON }, assign: assigning(keyPath))
     }
 
     /// A key refused with `reason` when present (a secret that must never be written inline): an
@@ -114,7 +118,7 @@ public struct ConfigurationKey<Root>: Sendable {
                 guard container.contains(key) else { return }
                 throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: reason)
             },
-            value: { _ in nil })
+            value: { _ in nil }, assign: { _, _ in false })
     }
 
     /// A key refused with `error`, thrown as it is, when present: for a key of a plugin's `config`
@@ -126,7 +130,7 @@ public struct ConfigurationKey<Root>: Sendable {
             decode: { _, container in
                 if container.contains(StrictCodingKey(name)) { throw error }
             },
-            value: { _ in nil })
+            value: { _ in nil }, assign: { _, _ in false })
     }
 
     /// This key as a key of `Outer`, whose `part` holds this key's root: two blocks of keys, each
@@ -141,16 +145,17 @@ public struct ConfigurationKey<Root>: Sendable {
             case .required: .required
             case .refused: .refused
             }
+        let assign = assign
         return ConfigurationKey<Outer>(
             name: name, role: outerRole, shape: { shape($0[keyPath: part]) }, description: description,
             decode: { outer, container in try decode(&outer[keyPath: part], container) },
-            value: { value($0[keyPath: part]) })
+            value: { value($0[keyPath: part]) }, assign: { outer, json in assign(&outer[keyPath: part], json) })
     }
 
     private init(
         name: String, role: Role, shape: @escaping @Sendable (Root) -> ConfigurationSchema, description: String,
         decode: @escaping @Sendable (inout Root, KeyedDecodingContainer<StrictCodingKey>) throws -> Void,
-        value: @escaping @Sendable (Root) -> JSONValue?
+        value: @escaping @Sendable (Root) -> JSONValue?, assign: @escaping @Sendable (inout Root, JSONValue) -> Bool
     ) {
         self.name = name
         self.role = role
@@ -158,5 +163,53 @@ public struct ConfigurationKey<Root>: Sendable {
         self.description = description
         self.decode = decode
         self.value = value
+        self.assign = assign
+    }
+
+    /// The ``assign`` of a key stored at `keyPath`: a plain value (``JSONValue/plain(as:)``) is set.
+    private static func assigning<Value>(_ keyPath: any WritableKeyPath<Root, Value> & Sendable) -> @Sendable (inout Root, JSONValue) -> Bool {
+        { root, json in
+            guard let value = json.plain(as: Value.self) else { return false }
+            root[keyPath: keyPath] = value
+            return true
+        }
+    }
+
+    /// The ``assign`` of an optional key stored at `keyPath`: a plain value is set (`null` is
+    /// left to the strict decoder).
+    private static func assigning<Value>(_ keyPath: any WritableKeyPath<Root, Value?> & Sendable) -> @Sendable (inout Root, JSONValue) -> Bool {
+        { root, json in
+            guard let value = json.plain(as: Value.self) else { return false }
+            root[keyPath: keyPath] = value
+            return true
+        }
+    }
+
+    /// Whether a file must have the key.
+    var isRequired: Bool { role == .required }
+    /// Whether the key is refused when present.
+    var isRefused: Bool { role == .refused }
+}
+
+extension JSONValue {
+    /// The value as a `Value` when it is one the strict decoder (``ConfigurationDecoder``) takes
+    /// as it is, with nothing to check or report: a string without NUL as `String`, a finite
+    /// number as `Double`, a whole number within ±2⁵³ as `Int`, a boolean as `Bool`, anything as
+    /// `JSONValue`. nil for every other value or type (an enumeration, an array, a block of keys,
+    /// `null`), which the strict decoder decodes or refuses with its error.
+    func plain<Value>(as type: Value.Type) -> Value? {
+        if Value.self == JSONValue.self { return self as? Value }
+        switch self {
+        case .string(let text) where Value.self == String.self:
+            return text.utf8.contains(0) ? nil : text as? Value
+        case .number(let number) where Value.self == Double.self:
+            return number.isFinite ? number as? Value : nil
+        case .number(let number) where Value.self == Int.self:
+            return number == number.rounded() && abs(number) <= 9_007_199_254_740_992 ? Int(number) as? Value : nil
+        case .bool(let flag) where Value.self == Bool.self:
+            return flag as? Value
+        default:
+            return nil
+        }
     }
 }

@@ -39,6 +39,34 @@ extension DeclaredConfiguration {
         }
     }
 
+    /// `value` decoded without the strict decoder when every key it has is declared and holds a
+    /// plain value (a string, a number, a boolean of the key's type, or any JSON for a JSONValue
+    /// key) and every required key is there: the value the strict decoder would give, made
+    /// without Codable's containers. nil otherwise (an unknown key, a value of another type, a
+    /// block or list of keys, `null`): decode it with ``ConfigurationDecoder``, which gives the
+    /// error. Numbers are not checked against their ranges: check the schema first
+    /// (``ConfigurationSchema/check(_:)``). For a hot path, such as an adapter's lines.
+    public static func plainlyDecoded(from value: JSONValue) -> Self? {
+        guard case .object(let members) = value else { return nil }
+        var result = Self()
+        var taken = 0
+        for key in configurationKeys {
+            if let json = members[key.name] {
+                guard !key.isRefused, key.assign(&result, json) else { return nil }
+                taken += 1
+            } else if key.isRequired {
+                return nil
+            }
+        }
+        guard taken == members.count else { return nil }
+        do {
+            try result.checkDecoded()
+        } catch {
+            return nil
+        }
+        return result
+    }
+
     /// Nothing to check beyond the keys' own decoding.
     public func checkDecoded() throws(PluginConfigurationError) {}
 

@@ -67,6 +67,8 @@ extension DeclaredConfiguration {
         } catch {
             throw AdapterMessageError(error.keyPath == ConfigurationKeyPath.topLevel ? error.reason : "\(error.keyPath): \(error.reason)")
         }
+        // Most lines hold only plain values: decoded without Codable's containers, to the same value.
+        if let plain = plainlyDecoded(from: value) { return plain }
         do {
             return try ConfigurationDecoder.decode(Self.self, from: value)
         } catch let error as DecodingError {
