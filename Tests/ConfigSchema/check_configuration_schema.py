@@ -106,7 +106,7 @@ def base_plugin_config(kind):
         "http-repository": {"url": "http://127.0.0.1:9/ingest", "retry": retry},
         "mqtt": {"host": "127.0.0.1", "port": 9, "retry": retry},
         # An adapter of the conformance check's tests, which keeps the protocol.
-        "exec": {"command": ["python3", str(ROOT / "Tests/Fixtures/adapters/good_scale.py")]},
+        "exec": {"command": ["python3", str(ROOT / "Tests/Fixtures/adapters/scale.py")]},
     }
     if kind in special:
         return special[kind]

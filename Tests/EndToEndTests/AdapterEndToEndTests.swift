@@ -128,14 +128,16 @@ final class AdapterEndToEndTests: TemporaryDirectoryTestCase {
     func testTheCheckPassesTheExampleAndFailsEachBrokenAdapterWithItsReason() async throws {
         let healthgate = try HealthgateExecutable()
         let fixtures = HealthgateExecutable.packageRoot().appendingPathComponent("Tests/Fixtures/adapters")
-        let cases: [(String, Int32, String)] = [
-            ("good_scale.py", 0, "adapter check: all 7 checks passed"),
-            ("wrong_unit.py", 1, #"FAIL  units and types accepted: 9 of 10 readings refused: line 3 (scale-1/0): unit "count/min" does not fit bodyMass"#),
-            ("unstable_ids.py", 1, "FAIL  identifiers stable across a restart: unstable identifier: the same reading had id"),
-            ("ignores_checkpoint.py", 1, #"FAIL  resumes from its checkpoint: ignores its checkpoint: given {"sent":5}, it sent again 5 of the 5 readings the checkpoint covers"#),
+        let cases: [([String], Int32, String)] = [
+            ([], 0, "adapter check: all 7 checks passed"),
+            (["--wrong-unit"], 1, #"FAIL  units and types accepted: 9 of 10 readings refused: line 3 (scale-1/0): unit "count/min" does not fit bodyMass"#),
+            (["--unstable-ids"], 1, "FAIL  identifiers stable across a restart: unstable identifier: the same reading had id"),
+            (["--ignores-checkpoint"], 1, #"FAIL  resumes from its checkpoint: ignores its checkpoint: given {"sent":5}, it sent again 5 of the 5 readings the checkpoint covers"#),
         ]
-        for (script, status, expected) in cases {
-            let result = try await healthgate.run(["adapter", "check", "--seconds", "10", "--", "python3", fixtures.appendingPathComponent(script).path])
+        for (flaw, status, expected) in cases {
+            let script = "scale.py \(flaw.joined(separator: " "))"
+            let result = try await healthgate.run(
+                ["adapter", "check", "--seconds", "10", "--", "python3", fixtures.appendingPathComponent("scale.py").path] + flaw)
             XCTAssertEqual(result.status, status, "\(script): \(result.standardOutput)\(result.standardError)")
             XCTAssertTrue(result.standardOutput.contains(expected), "\(script): \(result.standardOutput)")
         }

@@ -1,5 +1,16 @@
 #!/usr/bin/env python3
-"""A correct adapter, for the tests of `healthgate adapter check`: it must pass every check.
+"""A scale's adapter for the tests of `healthgate adapter check`: correct, or wrong in one way.
+
+usage: scale.py [--wrong-unit | --unstable-ids | --ignores-checkpoint]
+
+With no option it is correct and must pass every check. Each option breaks one thing, and the
+check named must fail:
+  --wrong-unit          its readings' unit is count/min, which does not fit bodyMass (a mass): the
+                        gateway refuses every one ("units and types accepted")
+  --unstable-ids        each reading's id is a new uuid4 every time it is sent, so a reading sent
+                        by two runs has two ids ("identifiers stable across a restart")
+  --ignores-checkpoint  it sends every reading whatever checkpoint the hello gives it ("resumes
+                        from its checkpoint")
 
 It speaks the adapter protocol v1 (docs/adapter-protocol.md). Its config is {"count": N}
 (default 5): it sends N bodyMass readings in kg from the device scale-1, reading i (from 0)
@@ -16,6 +27,7 @@ import os
 import queue
 import sys
 import threading
+import uuid
 
 START = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.timezone.utc)
 
@@ -43,6 +55,11 @@ def read_stdin(inbox):
 
 
 def main():
+    flaw = sys.argv[1] if len(sys.argv) > 1 else None
+    if flaw not in (None, "--wrong-unit", "--unstable-ids", "--ignores-checkpoint"):
+        print(__doc__, file=sys.stderr)
+        return 64
+    name = flaw[2:] if flaw else "good-scale"
     inbox = queue.Queue()
     threading.Thread(target=read_stdin, args=(inbox,), daemon=True).start()
     hello = inbox.get()
@@ -51,12 +68,14 @@ def main():
     if not isinstance(hello, dict) or hello.get("type") != "hello" or hello.get("protocol") != 1:
         print(f"expected the gateway's hello of protocol 1, got {hello!r}", file=sys.stderr, flush=True)
         return 2
-    send({"type": "hello", "protocol": 1, "adapter": "good-scale", "version": "1.0"})
+    send({"type": "hello", "protocol": 1, "adapter": name, "version": "1.0"})
 
     config = hello.get("config") or {}
     count = int(config.get("count", 5))
     checkpoint = hello.get("checkpoint") or {}
     first = checkpoint.get("sent", 0) if isinstance(checkpoint, dict) else 0
+    if flaw == "--ignores-checkpoint":
+        first = 0
 
     send({"type": "device", "id": "scale-1", "name": "Test scale", "manufacturer": "Example", "model": "Scale"})
     for i in range(first, count):
@@ -64,11 +83,11 @@ def main():
         send(
             {
                 "type": "quantity",
-                "id": f"scale-1/{i}",
+                "id": str(uuid.uuid4()) if flaw == "--unstable-ids" else f"scale-1/{i}",
                 "device": "scale-1",
                 "quantityType": "bodyMass",
                 "value": round(70 + i / 10, 1),
-                "unit": "kg",
+                "unit": "count/min" if flaw == "--wrong-unit" else "kg",
                 "start": start,
             }
         )
