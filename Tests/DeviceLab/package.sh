@@ -15,6 +15,13 @@
 #      healthgate, the process runs as healthgate with its groups, no capabilities, no new
 #      privileges and a seccomp filter, and `healthgate status` answers an operator (the
 #      configured socket and --socket in the unit's RuntimeDirectory); systemd never restarted it;
+#      an adapter in the sandbox: the same configuration has an `exec` source running the cuff-csv
+#      example (python3, copied to /opt/healthgate-adapters/cuff-csv) on a folder under the
+#      StateDirectory; the adapter runs as healthgate with the service's NoNewPrivs and seccomp
+#      filter, the two sample exports copied there are stored once each (7 systolic readings, 6
+#      pulses), `healthgate status` shows adapter=cuff-csv 1.0, and after systemctl restart it
+#      resumes from its checkpoint: the journal has its "speaks protocol 1", it sends nothing
+#      again, and the counts stay;
 #      with the arm64 package only: the binary sets 921 600 Bd on a pty as read back by python;
 #      with the amd64 package only: devices that only advertise, heard by the service in its
 #      sandbox on the Advertisement Monitor and, with the packaged drop-in, the management socket
@@ -105,15 +112,26 @@ else
   service_report
 fi
 
-say "a simulated heart-rate monitor in $CONFIGURATION_DIRECTORY/config.json, then systemctl restart"
+say "a simulated heart-rate monitor and the cuff-csv adapter in $CONFIGURATION_DIRECTORY/config.json, then systemctl restart"
 CONFIG=$CONFIGURATION_DIRECTORY/config.json
+# The adapter as a user installs one (examples/adapters/cuff-csv/README.md): the script where the
+# service may read it (ProtectSystem=strict leaves /opt readable), its exports folder where it may
+# read (the StateDirectory; archive stays off, so it never writes there). It is started with the
+# service at this step's restart and runs, polling an unchanged folder, until the package goes.
+ADAPTER=/opt/healthgate-adapters/cuff-csv
+EXPORTS=$STATE_DIRECTORY/cuff-exports
+install -D -m 644 "$REPO/examples/adapters/cuff-csv/cuff_csv.py" "$ADAPTER/cuff_csv.py" &&
+  install -d -o healthgate -g healthgate -m 750 "$EXPORTS" || fail "cannot install the cuff-csv adapter in $ADAPTER, or make $EXPORTS"
 # The packaged configuration with its sources replaced: its store, socket and sink stay.
-/usr/bin/python3 - "$CONFIG" <<'PYTHON' || fail "cannot rewrite $CONFIG"
+/usr/bin/python3 - "$CONFIG" "$ADAPTER" "$EXPORTS" <<'PYTHON' || fail "cannot rewrite $CONFIG"
 import json, sys
-path = sys.argv[1]
+path, adapter, exports = sys.argv[1:4]
 config = json.load(open(path))
 config["sources"] = [{"kind": "ble-heart-rate", "name": "simulated", "config": {
-    "transport": "simulated", "simulation": {"heartRateMonitors": 1, "notificationsPerSecond": 2}}}]
+    "transport": "simulated", "simulation": {"heartRateMonitors": 1, "notificationsPerSecond": 2}}},
+                     {"kind": "exec", "name": "cuff", "config": {
+    "command": ["python3", adapter + "/cuff_csv.py"], "directory": adapter,
+    "adapter": {"folder": exports, "pollSeconds": 1, "deviceName": "Lab cuff"}}}]
 open(path, "w").write(json.dumps(config, indent=2) + "\n")
 PYTHON
 cp "$CONFIG" "$OUT/config.json"
@@ -178,6 +196,104 @@ inside /usr/bin/healthgate query samples --type heartRate --last 10m --limit 3 >
   { fail "healthgate query samples lists no heart rate"; cat "$OUT/query.txt"; }
 [[ $(unit NRestarts) == 0 ]] && pass "systemd never had to restart it (NRestarts 0)" ||
   fail "systemd restarted it $(unit NRestarts) times (Restart=on-failure)"
+
+# An adapter under the unit's sandbox: the exec source's child inherits the service's user, its
+# NoNewPrivs, its seccomp filter (SystemCallFilter=, MemoryDenyWriteExecute=, which stops a JIT),
+# its mounts (ProtectSystem=strict, PrivateTmp) and its device policy. What the adapter must send
+# is counted from the sample exports themselves: a row is a systolic reading, a row whose last
+# cell is not empty also a pulse. A reading's id depends only on its row, so one sent twice is
+# stored once: a resend after the restart shows in the source's RECORDS, not in the store. Each
+# healthgate command costs a second or two under TCG: the step runs as few as it can.
+say "the cuff-csv adapter in the service's sandbox: the sample exports copied into $EXPORTS"
+SAMPLE_EXPORTS=$REPO/examples/adapters/cuff-csv/sample-exports
+read -r FILES ROWS PULSES < <(awk 'FNR == 1 { files++; next } /./ { rows++ } /[^,]$/ { pulses++ }
+  END { print files, rows, pulses }' "$SAMPLE_EXPORTS"/*.csv)
+# The adapter has been running since the restart above.
+cp "$SAMPLE_EXPORTS"/*.csv "$EXPORTS"/ && pass "$FILES sample exports copied into $EXPORTS: $ROWS rows, $PULSES with a pulse" ||
+  fail "cannot copy the sample exports into $EXPORTS"
+# cuff_query TYPE LABEL: the cuff's samples of TYPE as `healthgate query` lists them, in
+# $OUT/cuff-TYPE-LABEL.json; prints how many.
+cuff_query() {
+  inside /usr/bin/healthgate query samples --type "$1" --source cuff --format json > "$OUT/cuff-$1-$2.json" 2>&1
+  grep -c '"uuid" :' "$OUT/cuff-$1-$2.json"
+}
+# cuff_status: `healthgate status` in $OUT/status-cuff.txt, its details unwrapped; sets
+# ADAPTER_PID (the pid= detail of the source cuff) and CUFF_RECORDS (its RECORDS column).
+cuff_status() {
+  inside env COLUMNS=1000 /usr/bin/healthgate status > "$OUT/status-cuff.txt" 2>&1
+  ADAPTER_PID=$(sed -n 's/^cuff: .*pid=\([0-9]*\).*/\1/p' "$OUT/status-cuff.txt")
+  CUFF_RECORDS=$(awk '$1 == "cuff" && $2 == "exec" { print $5 }' "$OUT/status-cuff.txt")
+}
+cuff_line() { grep '^cuff: ' "$OUT/status-cuff.txt"; }
+sent_everything() { grep -q "^cuff: adapter=cuff-csv 1.0 adapterState=watching $EXPORTS: $FILES files, $ROWS rows sent" "$OUT/status-cuff.txt"; }
+cuff_journal() { inside journalctl -u healthgate.service --no-pager -o short-monotonic | grep 'healthgate/cuff' | tail -n 12; }
+# The last row of the last file has a pulse, sent after its blood pressure: once every pulse is
+# committed, every reading before it is (the sink commits in order).
+cuff_arrived() { [[ $(cuff_query heartRate stored) -ge $PULSES && $(cuff_query bloodPressureSystolic stored) -ge $ROWS ]]; }
+if poll 60 cuff_arrived; then
+  /usr/bin/python3 - "$OUT/cuff-bloodPressureSystolic-stored.json" "$ROWS" "$OUT/cuff-heartRate-stored.json" "$PULSES" \
+    > "$OUT/cuff-counts.txt" 2>&1 <<'PYTHON'
+import json, sys
+for what, path, expected in (("systolic readings", *sys.argv[1:3]), ("pulses", *sys.argv[3:5])):
+    samples = json.load(open(path))
+    rows = {(sample["device"]["localIdentifier"], sample["start"]) for sample in samples}
+    uuids = {sample["uuid"] for sample in samples}
+    verdict = "ok" if len(samples) == len(rows) == len(uuids) == int(expected) else "FAIL"
+    units = dict.fromkeys(sample["unit"] for sample in samples)
+    values = ", ".join(" ".join(f"{s['value']:.5g}" for s in samples if s["unit"] == unit) + f" {unit}" for unit in units)
+    print(f"{verdict} healthgate query: {len(samples)} {what} of the source cuff, {expected} in the exports, "
+          f"{len(rows)} rows, {len(uuids)} uuids: each once ({values or 'none'})")
+PYTHON
+  verdicts "$OUT/cuff-counts.txt"
+else
+  fail "the cuff's readings are not all stored within 60 s: $(cuff_query heartRate stored) pulses of $PULSES, $(cuff_query bloodPressureSystolic stored) systolic readings of $ROWS"
+  cuff_journal
+fi
+cuff_status
+sent_everything && pass "healthgate status: the source cuff sent $CUFF_RECORDS records; $(cuff_line)" ||
+  { fail "healthgate status does not show adapter=cuff-csv 1.0 having sent the $ROWS rows"; cat "$OUT/status-cuff.txt"; cuff_journal; }
+if [[ -n $ADAPTER_PID ]]; then
+  # Its /proc entries in one read: status, cgroup, the executable.
+  facts=$(inside sh -c 'cat "$1/status" "$1/cgroup"; echo "Exe: $(readlink "$1/exe")"' - "/proc/$ADAPTER_PID" |
+    awk -F':[ \t]*' '$1 ~ /^(Uid|NoNewPrivs|CapEff|Seccomp|Exe)$/ { gsub(/\t/, " ", $2); value[$1] = $2 } /^0::/ { value["cgroup"] = $3 }
+      END { printf "Uid %s, NoNewPrivs %s, CapEff %s, Seccomp %s, cgroup %s, %s", value["Uid"], value["NoNewPrivs"],
+        value["CapEff"], value["Seccomp"], value["cgroup"], value["Exe"] }')
+  [[ $facts == "Uid $uid $uid $uid $uid, NoNewPrivs 1, CapEff 0000000000000000, Seccomp 2, cgroup /system.slice/healthgate.service, "* ]] &&
+    pass "the adapter $ADAPTER_PID runs as healthgate with the service's sandbox: $facts" ||
+    fail "the adapter $ADAPTER_PID: $facts"
+fi
+
+say "the cuff-csv adapter after systemctl restart: resumed from its checkpoint"
+before=$ADAPTER_PID
+inside systemctl restart healthgate.service && pass "systemctl restart healthgate" || fail "systemctl restart healthgate failed"
+# Its first look at the folder after its hello is done once it says how many rows it has sent:
+# what it sent again would have been read before that status.
+resumed() { cuff_status && [[ -n $ADAPTER_PID && $ADAPTER_PID != "$before" ]] && sent_everything; }
+if poll 60 resumed; then
+  [[ $CUFF_RECORDS == 0 ]] && pass "the adapter resumed from its checkpoint: it sent nothing again (RECORDS $CUFF_RECORDS; $(cuff_line))" ||
+    fail "the restarted adapter sent $CUFF_RECORDS records again: it did not resume from its checkpoint"
+else
+  fail "the adapter did not come back after the restart within 60 s (pid $before, now ${ADAPTER_PID:-none})"
+  cat "$OUT/status-cuff.txt"
+fi
+# The same listings as before the restart, byte for byte: the same samples, each once.
+systolic=$(cuff_query bloodPressureSystolic restarted) pulses=$(cuff_query heartRate restarted)
+cmp -s "$OUT/cuff-bloodPressureSystolic-stored.json" "$OUT/cuff-bloodPressureSystolic-restarted.json" &&
+  cmp -s "$OUT/cuff-heartRate-stored.json" "$OUT/cuff-heartRate-restarted.json" &&
+  pass "healthgate query after the restart: the same $systolic systolic readings and $pulses pulses as before it, no duplicate" ||
+  fail "healthgate query after the restart: $systolic systolic readings and $pulses pulses, not the $ROWS and $PULSES listed before it"
+hello_line='the adapter cuff-csv 1.0 speaks protocol 1'
+inside journalctl -u healthgate.service --no-pager -o cat > "$OUT/journal-cuff.txt" 2>&1
+hellos=$(grep -c "$hello_line" "$OUT/journal-cuff.txt")
+# Once at each start with the adapter configured: the first restart's and this one.
+((hellos == 2)) && pass "journalctl -u healthgate: \"$(grep -m 1 "$hello_line" "$OUT/journal-cuff.txt")\", $hellos times (once at each start)" ||
+  { fail "journalctl -u healthgate: \"$hello_line\" $hellos times, not 2"; cuff_journal; }
+# How the adapter ended at the restart, as the gateway logged it: the unit's KillMode=mixed sends
+# SIGTERM to the gateway alone, whose stop ends the adapter with the protocol's stop (with
+# KillMode=control-group systemd's SIGTERM reached the adapter first: "was killed by signal 15").
+ended=$(grep -m 1 'healthgate/cuff: the adapter \(exited\|was killed\)' "$OUT/journal-cuff.txt")
+[[ $ended == *"the adapter exited with status 0"* ]] && pass "the adapter's end at the restart, by the protocol's stop: $ended" ||
+  fail "the adapter's end at the restart: ${ended:-not in the journal}, not \"exited with status 0\" (the protocol's stop)"
 
 # The arm64 package's run only (the amd64 one is unchanged): SerialPortTests checks 921 600 Bd
 # natively on amd64, but as arm64 the unit tests run under qemu-user, whose termios translation

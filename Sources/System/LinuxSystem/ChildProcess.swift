@@ -209,7 +209,7 @@ public final class ChildProcess: Sendable {
     public static func signalName(_ number: Int32) -> String {
         let names: [Int32: String] = [
             1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
-            11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+            11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 31: "SIGSYS",
         ]
         return names[number] ?? "signal \(number)"
     }

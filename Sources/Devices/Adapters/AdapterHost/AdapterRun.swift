@@ -111,7 +111,12 @@ public struct AdapterRun: Sendable {
         stopper.reaped()
         context.status.setDetail("pid", nil)
         let level: LogLevel = Task.isCancelled ? .info : .warning
-        context.logger.log(level, "the adapter \(termination)")
+        // SIGSYS: a system call the gateway's seccomp filter forbids, which its child inherits
+        // (the packaged unit's SystemCallFilter=; plugins/ExecAdapter/README.md says what to relax).
+        let hint = termination == .signalled(31)
+            ? ": it made a system call the gateway's sandbox forbids (the unit's SystemCallFilter=; plugins/ExecAdapter/README.md, \"Under the packaged service\")"
+            : ""
+        context.logger.log(level, "the adapter \(termination)\(hint)")
         return Outcome(termination: termination, protocolError: protocolError ?? reader.helloFailure)
     }
 
