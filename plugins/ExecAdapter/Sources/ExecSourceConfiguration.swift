@@ -23,10 +23,6 @@ public struct ExecSourceConfiguration: Sendable, Hashable, PluginConfigurationCo
 
     public init() {}
 
-    /// The variables an adapter gets from the gateway's environment, when set there: what a
-    /// program needs to run and nothing the gateway's own secrets could be in.
-    public static let inheritedVariables = ["PATH", "LANG", "LC_ALL", "TZ", "HOME", "TMPDIR"]
-
     public static var configurationKeys: [ConfigurationKey<Self>] {
         [
             .required(
@@ -56,8 +52,7 @@ public struct ExecSourceConfiguration: Sendable, Hashable, PluginConfigurationCo
     /// must exist (and the gateway be root to become it), the directory must exist. No side effects.
     public func validated(in environment: PluginEnvironment) throws(PluginConfigurationError) -> AdapterSettings {
         guard let program = command.first else { throw PluginConfigurationError(keyPath: "command", reason: "the command is empty") }
-        var variables: [String: String] = [:]
-        for name in Self.inheritedVariables { if let value = environment.variables[name] { variables[name] = value } }
+        var variables = AdapterSettings.inherited(from: environment.variables)
         if variables["PATH"] == nil { variables["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
         for (index, entry) in self.environment.enumerated() {
             guard let equals = entry.firstIndex(of: "=") else {

@@ -63,7 +63,7 @@ enum AdapterCommand {
         }
         let directory = try temporaryDirectory(context)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let environment = ["PATH", "LANG", "LC_ALL", "TZ", "HOME", "TMPDIR"].compactMap { name in context.variables[name].map { "\(name)=\($0)" } }
+        let environment = AdapterSettings.inherited(from: context.variables).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let settings = AdapterSettings(
             executable: executable, arguments: arguments.positional, environment: environment,
             directory: FileManager.default.currentDirectoryPath, adapterConfiguration: adapterConfiguration)
@@ -84,7 +84,7 @@ enum AdapterCommand {
             context.print("\(check.passed ? "PASS" : "FAIL")  \(check.name): \(check.detail)")
         }
         let passed = checks.filter(\.passed).count
-        let expected = 7
+        let expected = AdapterConformance.checkNames.count
         context.print(
             passed == expected ? "adapter check: all \(expected) checks passed"
                 : "adapter check: \(passed) of \(expected) checks passed\(checks.count < expected ? " (the others need a handshake)" : "")")

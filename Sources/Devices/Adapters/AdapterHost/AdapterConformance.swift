@@ -36,6 +36,21 @@ public struct AdapterConformance: Sendable {
     let quiet: Duration
     /// The longest a run lasts.
     let longest: Duration
+
+    /// The checks, in the order they are reported; a run whose handshake fails reports only the first.
+    public enum Kind: String, CaseIterable, Sendable {
+        case handshake = "handshake"
+        case valid = "messages valid against the schema"
+        case accepted = "units and types accepted"
+        case stable = "identifiers stable across a restart"
+        case resumes = "resumes from its checkpoint"
+        case refusal = "goes on after a refused reading"
+        case exits = "clean exit on stop"
+    }
+
+    /// The checks' names, in order.
+    public static var checkNames: [String] { Kind.allCases.map(\.rawValue) }
+
     /// The source name the runs use (the sync identifiers' prefix).
     public static let sourceName = "adapter-check"
 
@@ -173,7 +188,7 @@ public struct AdapterConformance: Sendable {
     // MARK: The checks
 
     private func handshake(_ run: RunRecord) -> Check {
-        let name = "handshake"
+        let name = Kind.handshake.rawValue
         if let error = run.startError { return Check(name: name, passed: false, detail: error) }
         guard let first = run.messages.first else {
             return Check(name: name, passed: false, detail: run.outcome?.protocolError ?? "the adapter wrote no message (it \(run.outcome.map { "\($0.termination)" } ?? "ended"))")
@@ -189,14 +204,14 @@ public struct AdapterConformance: Sendable {
         let lines = runs.map { $0.messages.count + $0.malformed.count }.reduce(0, +)
         guard malformed.isEmpty else {
             return Check(
-                name: "messages valid against the schema", passed: false,
+                name: Kind.valid.rawValue, passed: false,
                 detail: "\(malformed.count) of \(lines) lines are no message: " + malformed.prefix(3).map { "line \($0.line): \($0.reason)" }.joined(separator: "; "))
         }
-        return Check(name: "messages valid against the schema", passed: true, detail: "\(lines) lines in 3 runs, every one a valid message")
+        return Check(name: Kind.valid.rawValue, passed: true, detail: "\(lines) lines in 3 runs, every one a valid message")
     }
 
     private func accepted(_ runs: [RunRecord]) -> Check {
-        let name = "units and types accepted"
+        let name = Kind.accepted.rawValue
         // The second run's first refusal is the check's own.
         var refusals = runs[0].refusals + runs[2].refusals
         refusals += runs[1].refusals.filter { !$0.reason.hasPrefix("refused on purpose") }
@@ -212,7 +227,7 @@ public struct AdapterConformance: Sendable {
     }
 
     private func stable(_ first: RunRecord, _ second: RunRecord, _ third: RunRecord) -> Check {
-        let name = "identifiers stable across a restart"
+        let name = Kind.stable.rawValue
         let refusedByStore = first.summary.refused + second.summary.refused + third.summary.refused
         if refusedByStore > 0 {
             let ids = (first.summary.refusedIdentifiers + second.summary.refusedIdentifiers + third.summary.refusedIdentifiers).prefix(3)
@@ -249,7 +264,7 @@ public struct AdapterConformance: Sendable {
     }
 
     private func resumes(_ first: RunRecord, _ third: RunRecord, committed: SourceCheckpoint?) -> Check {
-        let name = "resumes from its checkpoint"
+        let name = Kind.resumes.rawValue
         guard let last = first.checkpoints.last else {
             return Check(name: name, passed: true, detail: "the adapter sends no checkpoint: it sends everything again after each restart (stored once thanks to its ids)")
         }
@@ -274,7 +289,7 @@ public struct AdapterConformance: Sendable {
     }
 
     private func refusal(_ second: RunRecord) -> Check {
-        let name = "goes on after a refused reading"
+        let name = Kind.refusal.rawValue
         guard let refused = second.refusals.first(where: { $0.reason.hasPrefix("refused on purpose") }) else {
             return Check(name: name, passed: true, detail: "the restarted adapter sent no reading to refuse")
         }
@@ -289,7 +304,7 @@ public struct AdapterConformance: Sendable {
     }
 
     private func exits(_ runs: [RunRecord]) -> Check {
-        let name = "clean exit on stop"
+        let name = Kind.exits.rawValue
         for (index, run) in runs.enumerated() {
             guard let outcome = run.outcome else { continue }
             if let error = outcome.protocolError {

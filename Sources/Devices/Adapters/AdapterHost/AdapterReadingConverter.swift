@@ -124,8 +124,8 @@ public struct AdapterReadingConverter: Sendable {
             let canonical = (try? unit.convert(value, to: type.canonicalUnit)) ?? .nan
             guard range.contains(canonical) else {
                 throw AdapterReadingRefusal(
-                    "\(type.identifier) \(Self.format(value)) \(unitString) is not plausible: a \(type.identifier) lies from "
-                        + "\(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)) \(type.canonicalUnit.unitString)")
+                    "\(type.identifier) \(ConfigurationDecoder.format(value)) \(unitString) is not plausible: a \(type.identifier) lies from "
+                        + "\(ConfigurationDecoder.format(range.lowerBound)) to \(ConfigurationDecoder.format(range.upperBound)) \(type.canonicalUnit.unitString)")
             }
         }
         do {
@@ -196,10 +196,6 @@ public struct AdapterReadingConverter: Sendable {
         metadata.syncIdentifier = syncIdentifier
         metadata.syncVersion = version
         return (SampleID(syncIdentifier: syncIdentifier, version: version), metadata)
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
 

@@ -18,6 +18,15 @@ public struct AdapterSettings: Sendable, Hashable {
     public var helloTimeout: Duration
     public var stopTimeout: Duration
 
+    /// The variables an adapter gets from the gateway's environment, when set there: what a
+    /// program needs to run and nothing the gateway's own secrets could be in.
+    public static let inheritedVariables = ["PATH", "LANG", "LC_ALL", "TZ", "HOME", "TMPDIR"]
+
+    /// The `NAME=value` entries of `variables` an adapter inherits (``inheritedVariables``).
+    public static func inherited(from variables: [String: String]) -> [String: String] {
+        variables.filter { inheritedVariables.contains($0.key) }
+    }
+
     public init(
         executable: String, arguments: [String], environment: [String], directory: String, user: ChildProcess.User? = nil,
         adapterConfiguration: JSONValue = .object([:]), maxLineBytes: Int = AdapterProtocol.defaultMaxLineBytes,
